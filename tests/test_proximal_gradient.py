@@ -1,0 +1,69 @@
+"""The shared FISTA routine against scikit-learn's Lasso and against its own guarantees."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import Lasso
+
+from explorer.solvers.proximal_gradient import minimize, proximal_gradient_steps
+
+
+def lasso_problem(seed=0, n=60, d=25, lam=1.5):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, d))
+    b = A[:, :3] @ np.array([3.0, -2.0, 1.0]) + rng.normal(size=n)
+
+    def smooth(x):
+        r = A @ x - b
+        return 0.5 * r @ r, A.T @ r
+
+    def prox(v, step):
+        return np.sign(v) * np.maximum(np.abs(v) - lam * step, 0.0)
+
+    return A, b, lam, smooth, prox, lambda x: lam * np.abs(x).sum()
+
+
+@pytest.mark.parametrize("monotone", [True, False])
+def test_matches_sklearn_lasso(monotone):
+    A, b, lam, smooth, prox, penalty = lasso_problem()
+    x, history, converged = minimize(np.zeros(A.shape[1]), smooth, prox, penalty,
+                                     lipschitz=1e-2, tol=1e-14, max_iter=20000,
+                                     monotone=monotone)
+    ref = Lasso(alpha=lam / A.shape[0], fit_intercept=False, tol=1e-14,
+                max_iter=100000).fit(A, b)
+    assert converged
+    np.testing.assert_allclose(x, ref.coef_, atol=1e-6)
+    np.testing.assert_array_equal(x == 0, ref.coef_ == 0)
+
+
+def test_monotone_variant_never_increases_the_objective():
+    A, b, lam, smooth, prox, penalty = lasso_problem(seed=1)
+    _, history, _ = minimize(np.zeros(A.shape[1]), smooth, prox, penalty, lipschitz=1e-3,
+                             tol=1e-15, max_iter=500)
+    assert np.all(np.diff(history) <= 1e-12 * history[0])
+
+
+def test_lipschitz_estimate_only_grows_and_stays_within_factor_two():
+    A, b, lam, smooth, prox, penalty = lasso_problem(seed=2)
+    true_L = np.linalg.norm(A, 2) ** 2
+    estimates = []
+    for step in proximal_gradient_steps(np.zeros(A.shape[1]), smooth, prox, penalty,
+                                        lipschitz=1e-3):
+        estimates.append(step.lipschitz)
+        if step.iteration == 200:
+            break
+    assert np.all(np.diff(estimates) >= 0)
+    assert estimates[-1] <= 2 * true_L
+
+
+def test_bad_lipschitz_and_broken_gradient_fail_clearly():
+    A, b, lam, smooth, prox, penalty = lasso_problem()
+    with pytest.raises(ValueError, match="lipschitz must be a positive finite number; got 0"):
+        next(proximal_gradient_steps(np.zeros(A.shape[1]), smooth, prox, penalty, lipschitz=0))
+
+    def wrong_gradient(x):
+        value, grad = smooth(x)
+        return value, -grad
+
+    with pytest.raises(FloatingPointError, match="line search failed"):
+        next(proximal_gradient_steps(10 * np.ones(A.shape[1]), wrong_gradient, prox, penalty,
+                                     lipschitz=1.0))
