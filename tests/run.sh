@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install everything the project needs from nothing and run the whole test suite.
+# This is the README's test command and what CI runs (.ci/run calls this file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Headless Chromium for the browser tests (Debian package; Playwright cannot download
+# browsers here, the tests launch /usr/bin/chromium directly).
+if ! command -v chromium >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+
+# Solvers are single-threaded by design (see DESIGN.md); BLAS threads only fight each other
+# on a 2-core machine.
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+.venv/bin/python -m pytest "$@"
