@@ -232,7 +232,8 @@ def check_multitask(
     return X_arr, y_arr, task_arr
 
 
-def check_names(names: Sequence[str] | None, count: int, name: str, default_prefix: str) -> list[str]:
+def check_names(names: Sequence[str] | None, count: int, name: str,
+                default_prefix: str) -> list[str]:
     """Validate (or create) a list of ``count`` display names."""
     if names is None:
         return [f"{default_prefix}{i}" for i in range(count)]

@@ -122,7 +122,7 @@ class RegularizedMTL(MultiTaskEstimator):
         offsets = np.concatenate([[0], np.cumsum(np.bincount(task, minlength=m))])
         slices = [slice(offsets[t], offsets[t + 1]) for t in range(m)]
         row_weight = np.empty(Xs.shape[0])  # 1 / (m n_t) per row
-        for t, sl in enumerate(slices):
+        for sl in slices:
             row_weight[sl] = 1.0 / (m * (sl.stop - sl.start))
         row_task = task[order]
         lam1, lam2 = float(self.lambda1), float(self.lambda2)

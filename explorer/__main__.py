@@ -1,0 +1,64 @@
+"""Command line: ``python -m explorer serve`` and ``python -m explorer generate``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _generate(args) -> int:
+    from explorer.data.catalog import CATALOG, make_dataset
+
+    if args.list:
+        for name, entry in CATALOG.items():
+            print(f"{name}: {entry.label}")
+            for p in entry.params:
+                extra = f" in {p.bounds}" if p.bounds else (f" one of {p.choices}"
+                                                            if p.choices else "")
+                print(f"    {p.name} ({p.kind}{extra}) default={p.default!r}")
+        return 0
+    if not args.name or not args.out:
+        print("error: generate needs NAME and --out FILE.csv (or --list)", file=sys.stderr)
+        return 2
+    params = {}
+    for item in args.param:
+        if "=" not in item:
+            print(f"error: --param must be key=value; got {item!r}", file=sys.stderr)
+            return 2
+        key, value = item.split("=", 1)
+        params[key.strip()] = value.strip()
+    try:
+        data = make_dataset(args.name, params, random_state=args.seed)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    data.to_csv(args.out)
+    print(f"wrote {data.n_samples} rows, {data.n_tasks} tasks to {args.out}")
+    return 0
+
+
+def main(argv=None) -> int:
+    """Entry point of ``mtl-explorer`` / ``python -m explorer``."""
+    parser = argparse.ArgumentParser(prog="mtl-explorer", description="MTL Explorer")
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="start the Panel app")
+    s.add_argument("--port", type=int, default=5006)
+    s.add_argument("--address", default="localhost")
+    s.add_argument("--show", action="store_true")
+    g = sub.add_parser("generate", help="write a catalog dataset to CSV")
+    g.add_argument("name", nargs="?")
+    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--out")
+    g.add_argument("--list", action="store_true")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        from explorer.app import serve
+
+        serve(port=args.port, address=args.address, show=args.show)
+        return 0
+    return _generate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

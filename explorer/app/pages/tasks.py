@@ -1,0 +1,89 @@
+"""The "Tasks" page: every task's data and everything the dataset's truth knows.
+
+A plain view of the scenario before any model is fitted: one scatter per task (in a shared
+2-D projection when there are more than two features) and the ground truth as heatmaps
+with the same diverging colour map the model pages use for their estimates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+
+from explorer.viz.live import MatrixHeatmap
+from explorer.viz.tasks import task_scatter_grid, truth_matrices
+
+__all__ = ["TasksPage"]
+
+INTRO = """
+## Tasks
+
+Each panel is one task's data, coloured by its label (regression: by the target value).
+With more than two features every task is drawn in the same 2-D projection (PCA fitted on
+all tasks together), so positions can be compared across tasks.
+Below, the **ground truth** the generator knows: which tasks are related (+1, blue),
+negated (-1, red) or unrelated (0, white), and, where the generator has them, clusters,
+outlier tasks, shared features and coefficients. The model pages show their estimates on
+the same colour scale.
+"""
+
+MAX_TASKS = 8
+
+
+class TasksPage(pn.viewable.Viewer):
+    """Scatter per task + truth heatmaps of ``state.dataset``, redrawn when the data changes."""
+
+    def __init__(self, state, **params):
+        super().__init__(**params)
+        self._state = state
+        self._scatter = pn.pane.Bokeh(sizing_mode="fixed")
+        self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
+        self._truth = pn.FlexBox(sizing_mode="stretch_width")
+        self._layout = pn.Column(
+            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", styles={"font-size": "1.1em"}),
+            self._scatter_note, self._scatter,
+            pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._truth,
+            sizing_mode="stretch_width",
+        )
+        state.param.watch(self._render, "dataset")
+        self._render()
+
+    def __panel__(self):
+        return self._layout
+
+    def _render(self, *events) -> None:
+        dataset = self._state.dataset
+        if dataset is None:
+            self._scatter.object = None
+            self._scatter_note.object = "No data yet."
+            self._truth[:] = []
+            return
+        ncols = min(dataset.n_tasks, 3)
+        self._scatter.object = task_scatter_grid(dataset, ncols=ncols, width=300, height=280,
+                                                 max_tasks=MAX_TASKS)
+        shown = min(dataset.n_tasks, MAX_TASKS)
+        note = f"**{dataset.n_tasks} tasks**"
+        if shown < dataset.n_tasks:
+            note += f" (the first {shown} are drawn)"
+        if dataset.n_features > 2:
+            note += f"; {dataset.n_features} features, drawn in a PCA projection of all tasks"
+        self._scatter_note.object = note + "."
+        items = truth_matrices(dataset)
+        if not items:
+            self._truth[:] = [pn.pane.Markdown(
+                "This dataset has no ground truth (real or uploaded data).")]
+            return
+        self._truth[:] = [self._heatmap(item) for item in items]
+
+    @staticmethod
+    def _heatmap(item: dict) -> pn.viewable.Viewable:
+        matrix = item["matrix"]
+        limit = float(np.max(np.abs(matrix))) or 1.0
+        n_rows = matrix.shape[0]
+        height = 170 if n_rows == 1 else min(120 + 28 * n_rows, 520)
+        view = MatrixHeatmap(item["row_names"], item["col_names"], limit=limit,
+                             title=item["title"], width=420, height=height)
+        view.update(matrix)
+        return pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
+                         pn.pane.Markdown(item["note"], styles={"font-size": "1.0em"}),
+                         width=440, margin=(5, 10))

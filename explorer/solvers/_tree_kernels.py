@@ -1,0 +1,270 @@
+"""Compiled (numba, ``cache=True``) kernels of :mod:`explorer.solvers.tree_split`.
+
+No Python objects inside; the callers in ``tree_split`` validate and shape the inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["_histogram_kernel", "_partition_kernel", "_split_kernel", "_xlx"]
+
+
+@njit(cache=True, nogil=True)
+def _xlx(c):
+    return c * np.log2(c) if c > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _split_kernel(X_t, sorted_rows, columns, column_task, weights, offsets, node_counts,
+                  min_leaf):  # pragma: no cover - compiled
+    """Best (feature, position) under IG_M, IG_J, IG_U (in that order) for one node.
+
+    Walks every feature's sorted rows once, keeping the left counts of all ``(task,
+    label)`` columns and per task the running sums of ``x log x`` over its columns (one
+    column changes per example); at each boundary between distinct values it evaluates
+    the per-task gains ``(A_j - A_jL - A_jR) / n_j``. Ties go to
+    the lower feature, then the lower position, as in the NumPy search (up to round-off of
+    the running sums, ~1e-13, which can only reorder exactly tied splits).
+    """
+    d, n = sorted_rows.shape
+    m = offsets.size - 1
+    K = node_counts.size
+    node_sum = np.zeros(m)
+    node_xlx = np.zeros(m)
+    a_node = np.zeros(m)
+    for j in range(m):
+        s = 0.0
+        x = 0.0
+        for c in range(offsets[j], offsets[j + 1]):
+            s += node_counts[c]
+            x += _xlx(node_counts[c])
+        node_sum[j] = s
+        node_xlx[j] = x
+        a_node[j] = _xlx(s) - x
+    n_total = node_sum.sum()
+    joint_xlx = 0.0
+    for c in range(K):
+        joint_xlx += _xlx(node_counts[c])
+    a_joint = _xlx(n_total) - joint_xlx
+    best_feature = np.zeros(3, np.int64)
+    best_position = np.zeros(3, np.int64)
+    best_score = np.full(3, -np.inf)
+    best_ig_j = np.zeros(3)
+    best_gain = np.zeros((3, m))
+    left = np.zeros(K)
+    left_seen = np.zeros(K)
+    left_sum = np.zeros(m)
+    left_xlx = np.zeros(m)
+    right_xlx = np.zeros(m)
+    gain = np.zeros(m)
+    dirty = np.zeros(m, np.bool_)
+    column_dirty = np.zeros(K, np.bool_)
+    dirty_columns = np.zeros(K, np.int64)
+    for f in range(d):
+        left[:] = 0.0
+        left_seen[:] = 0.0
+        left_sum[:] = 0.0
+        left_xlx[:] = 0.0
+        right_xlx[:] = node_xlx
+        gain[:] = 0.0
+        dirty[:] = False
+        column_dirty[:] = False
+        n_dirty = 0
+        total_left_xlx = 0.0
+        total_right_xlx = joint_xlx
+        n_left = 0.0
+        next_value = X_t[f, sorted_rows[f, 0]]
+        for i in range(n - 1):
+            r = sorted_rows[f, i]
+            value = next_value
+            next_value = X_t[f, sorted_rows[f, i + 1]]
+            c = columns[r]
+            w = weights[r]
+            left[c] += w
+            left_sum[column_task[c]] += w
+            n_left += w
+            if not column_dirty[c]:
+                column_dirty[c] = True
+                dirty_columns[n_dirty] = c
+                n_dirty += 1
+            if next_value <= value:
+                continue
+            # x log x sums refreshed only for the columns that moved since the last
+            # boundary: one per example on continuous data, few on discrete data.
+            for k in range(n_dirty):
+                cc = dirty_columns[k]
+                column_dirty[cc] = False
+                t = column_task[cc]
+                old = left_seen[cc]
+                new = left[cc]
+                left_seen[cc] = new
+                delta = _xlx(new) - _xlx(old)
+                left_xlx[t] += delta
+                total_left_xlx += delta
+                old_right = node_counts[cc] - old
+                new_right = node_counts[cc] - new
+                delta = _xlx(new_right if new_right > 0.0 else 0.0) - _xlx(
+                    old_right if old_right > 0.0 else 0.0)
+                right_xlx[t] += delta
+                total_right_xlx += delta
+                dirty[t] = True
+            n_dirty = 0
+            if i + 1 < min_leaf or n - i - 1 < min_leaf:
+                continue
+            # Only tasks that gained examples since the last boundary change their gain.
+            ig_u = 0.0
+            ig_m = 0.0
+            for t in range(m):
+                if dirty[t]:
+                    dirty[t] = False
+                    ls = left_sum[t]
+                    rs = node_sum[t] - ls
+                    rs = rs if rs > 0.0 else 0.0
+                    g = (a_node[t] - (_xlx(ls) - left_xlx[t])
+                         - (_xlx(rs) - right_xlx[t])) / node_sum[t]
+                    gain[t] = g if g > 0.0 else 0.0
+                ig_u += gain[t]
+                if gain[t] > ig_m:
+                    ig_m = gain[t]
+            n_right = n_total - n_left
+            n_right = n_right if n_right > 0.0 else 0.0
+            ig_j = (a_joint - (_xlx(n_left) - total_left_xlx)
+                    - (_xlx(n_right) - total_right_xlx)) / n_total
+            for k in range(3):
+                score = ig_m if k == 0 else (ig_j if k == 1 else ig_u)
+                if score > best_score[k]:
+                    best_score[k] = score
+                    best_feature[k] = f
+                    best_position[k] = i
+                    best_ig_j[k] = ig_j
+                    best_gain[k, :] = gain
+    return best_feature, best_position, np.concatenate((best_score, best_ig_j)), best_gain
+
+
+@njit(cache=True, nogil=True)
+def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_counts,
+                      n_bins, min_leaf):  # pragma: no cover - compiled
+    """As :func:`_split_kernel`, from per-node (feature, value, column) histograms.
+
+    One pass over the node's rows fills the histograms (no sorting); each boundary between
+    consecutive values is then scored from the cumulated counts. ``position`` is the index
+    of the last value going left.
+    """
+    d = rank.shape[1]
+    m = offsets.size - 1
+    K = node_counts.size
+    width = 0
+    for f in range(d):
+        width = max(width, n_bins[f])
+    hist = np.zeros((d, width, K))
+    count = np.zeros((d, width), np.int64)
+    for i in range(rows.size):
+        r = rows[i]
+        c = columns[r]
+        w = weights[r]
+        for f in range(d):
+            g = rank[r, f]
+            hist[f, g, c] += w
+            count[f, g] += 1
+    node_sum = np.zeros(m)
+    a_node = np.zeros(m)
+    for j in range(m):
+        s = 0.0
+        x = 0.0
+        for c in range(offsets[j], offsets[j + 1]):
+            s += node_counts[c]
+            x += _xlx(node_counts[c])
+        node_sum[j] = s
+        a_node[j] = _xlx(s) - x
+    n_total = node_sum.sum()
+    joint_xlx = 0.0
+    for c in range(K):
+        joint_xlx += _xlx(node_counts[c])
+    a_joint = _xlx(n_total) - joint_xlx
+    best_feature = np.zeros(3, np.int64)
+    best_position = np.zeros(3, np.int64)
+    best_score = np.full(3, -np.inf)
+    best_ig_j = np.zeros(3)
+    best_gain = np.zeros((3, m))
+    left = np.zeros(K)
+    gain = np.zeros(m)
+    n = rows.size
+    for f in range(d):
+        left[:] = 0.0
+        n_left_rows = 0
+        last_present = 0
+        for g in range(n_bins[f] - 1):
+            if count[f, g] == 0:
+                continue
+            last_present = g
+            for c in range(K):
+                left[c] += hist[f, g, c]
+            n_left_rows += count[f, g]
+            if count[f, g + 1] == 0:
+                # The next value is absent from this node: find the next present one.
+                nxt = g + 1
+                while nxt < n_bins[f] and count[f, nxt] == 0:
+                    nxt += 1
+                if nxt == n_bins[f]:
+                    continue
+            if n_left_rows == n:
+                continue
+            if n_left_rows < min_leaf or n - n_left_rows < min_leaf:
+                continue
+            ig_u = 0.0
+            ig_m = 0.0
+            total_left_xlx = 0.0
+            total_right_xlx = 0.0
+            n_left = 0.0
+            for j in range(m):
+                gain[j] = 0.0
+                if node_sum[j] <= 0.0:
+                    continue
+                ls = 0.0
+                lx = 0.0
+                rx = 0.0
+                for c in range(offsets[j], offsets[j + 1]):
+                    ls += left[c]
+                    lx += _xlx(left[c])
+                    right = node_counts[c] - left[c]
+                    rx += _xlx(right if right > 0.0 else 0.0)
+                rs = node_sum[j] - ls
+                rs = rs if rs > 0.0 else 0.0
+                total_left_xlx += lx
+                total_right_xlx += rx
+                n_left += ls
+                value = (a_node[j] - (_xlx(ls) - lx) - (_xlx(rs) - rx)) / node_sum[j]
+                gain[j] = value if value > 0.0 else 0.0
+                ig_u += gain[j]
+                if gain[j] > ig_m:
+                    ig_m = gain[j]
+            n_right = n_total - n_left
+            n_right = n_right if n_right > 0.0 else 0.0
+            ig_j = (a_joint - (_xlx(n_left) - total_left_xlx)
+                    - (_xlx(n_right) - total_right_xlx)) / n_total
+            for k in range(3):
+                score = ig_m if k == 0 else (ig_j if k == 1 else ig_u)
+                if score > best_score[k]:
+                    best_score[k] = score
+                    best_feature[k] = f
+                    best_position[k] = last_present
+                    best_ig_j[k] = ig_j
+                    best_gain[k, :] = gain
+    return best_feature, best_position, np.concatenate((best_score, best_ig_j)), best_gain
+
+
+@njit(cache=True, nogil=True)
+def _partition_kernel(sorted_rows, goes_left, left, right):  # pragma: no cover - compiled
+    for f in range(sorted_rows.shape[0]):
+        a = 0
+        b = 0
+        for i in range(sorted_rows.shape[1]):
+            r = sorted_rows[f, i]
+            if goes_left[r]:
+                left[f, a] = r
+                a += 1
+            else:
+                right[f, b] = r
+                b += 1

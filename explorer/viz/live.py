@@ -1,0 +1,235 @@
+"""Plain-Bokeh live views with in-place updates (DESIGN.md, "Live views").
+
+Each view owns one ``ColumnDataSource``; ``update(...)`` replaces the source's columns in
+place (same lengths, so Bokeh sends one small patch) and never rebuilds the figure, so a
+periodic callback can call it ~10 times a second.
+
+* :class:`MatrixHeatmap` -- a signed matrix on a fixed diverging map centred on 0; exact
+  zeros are drawn in neutral grey with a hatch (as in Figure 3 of the rMTFL paper) so
+  "zero" is never confused with "small".
+* :class:`CurveView` -- a streaming curve (``source.stream`` with rollover).
+* :class:`BarView` -- per-task bars, one colour per bar, highlight and optional threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from bokeh.models import ColumnDataSource, HoverTool, LinearColorMapper, Span
+from bokeh.palettes import RdBu11
+from bokeh.plotting import figure
+
+__all__ = ["MatrixHeatmap", "CurveView", "BarView", "ZERO_COLOR", "DIVERGING"]
+
+ZERO_COLOR = "#d9d9d9"
+"""Fill of cells whose value is exactly 0 (neutral grey, hatched)."""
+
+DIVERGING = tuple(reversed(RdBu11))
+"""Blue (negative) -> white (0) -> red (positive)."""
+
+FONT = "13pt"
+
+
+def _style(fig):
+    fig.title.text_font_size = FONT
+    for axis in (fig.xaxis, fig.yaxis):
+        axis.major_label_text_font_size = "11pt"
+        axis.axis_label_text_font_size = FONT
+    return fig
+
+
+class MatrixHeatmap:
+    """A (rows, cols) matrix as rect cells on a fixed diverging colour map.
+
+    Parameters
+    ----------
+    row_names, col_names : sequence of str
+        Axis labels (task or feature names); fix the shape (r, c) of every update.
+    limit : float > 0
+        Symmetric colour limits ``[-limit, limit]``; fixed across updates (a live view
+        whose colours rescale every frame is unreadable).
+    title : str
+
+    Examples
+    --------
+    >>> view = MatrixHeatmap(["T0", "T1"], ["T0", "T1"], limit=1.0)
+    >>> view.update(np.array([[1.0, 0.0], [-0.5, 1.0]]))
+    >>> view.source.data["is_zero"]
+    [False, True, False, False]
+    """
+
+    def __init__(self, row_names: Sequence[str], col_names: Sequence[str], *, limit: float = 1.0,
+                 title: str = "", width: int = 420, height: int = 380):
+        self.row_names = [str(n) for n in row_names]
+        self.col_names = [str(n) for n in col_names]
+        if not self.row_names or not self.col_names:
+            raise ValueError("MatrixHeatmap: row_names and col_names must be non-empty; "
+                             f"got {len(self.row_names)} and {len(self.col_names)} names.")
+        r, c = len(self.row_names), len(self.col_names)
+        self.color_mapper = LinearColorMapper(palette=list(DIVERGING), low=-1.0, high=1.0,
+                                              nan_color=ZERO_COLOR)
+        self.set_limit(limit)
+        rows = [self.row_names[i] for i in range(r) for _ in range(c)]
+        cols = [self.col_names[j] for _ in range(r) for j in range(c)]
+        self.source = ColumnDataSource(self._columns(np.zeros((r, c)), rows, cols))
+        self.figure = fig = figure(
+            x_range=self.col_names, y_range=list(reversed(self.row_names)), title=title,
+            width=width, height=height, toolbar_location=None, tools="",
+            sizing_mode="stretch_width")
+        fig.rect("col", "row", 1, 1, source=self.source, line_color="white",
+                 fill_color={"field": "shown", "transform": self.color_mapper},
+                 hatch_pattern="hatch_pattern", hatch_color="#888888", hatch_alpha=0.6)
+        fig.add_tools(HoverTool(tooltips=[("row", "@row"), ("column", "@col"),
+                                          ("value", "@value{0.000}")]))
+        fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
+        fig.grid.grid_line_color = None
+        _style(fig)
+
+    @staticmethod
+    def _columns(matrix, rows=None, cols=None):
+        flat = np.asarray(matrix, dtype=float).ravel()
+        zero = flat == 0.0
+        shown = np.where(zero, np.nan, flat)
+        data = {"value": flat.tolist(), "shown": shown.tolist(), "is_zero": zero.tolist(),
+                "hatch_pattern": [" " if not z else "/" for z in zero]}
+        if rows is not None:
+            data["row"], data["col"] = rows, cols
+        return data
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self.row_names), len(self.col_names)
+
+    def set_limit(self, limit: float) -> None:
+        """Set the symmetric colour limits to ``[-limit, limit]``."""
+        limit = float(limit)
+        if not np.isfinite(limit) or limit <= 0:
+            raise ValueError(f"MatrixHeatmap: limit must be a finite float > 0; got {limit!r}.")
+        self.color_mapper.low, self.color_mapper.high = -limit, limit
+
+    def update(self, matrix) -> None:
+        """Show ``matrix`` (shape (rows, cols)); patches the source's columns in place."""
+        matrix = np.asarray(matrix, dtype=float)
+        if matrix.shape != self.shape:
+            raise ValueError(f"MatrixHeatmap.update: matrix must have shape {self.shape}; "
+                             f"got {matrix.shape}.")
+        self.source.data.update(self._columns(matrix))
+
+
+class CurveView:
+    """A streaming line (e.g. objective vs step), ``rollover`` points kept.
+
+    >>> view = CurveView(title="objective")
+    >>> view.update(1, 0.5); view.update(2, 0.25)
+    >>> view.source.data["y"]
+    [0.5, 0.25]
+    """
+
+    def __init__(self, *, title: str = "", x_label: str = "step", y_label: str = "",
+                 rollover: int = 2000, y_axis_type: str = "linear", width: int = 420,
+                 height: int = 300):
+        self.rollover = int(rollover)
+        self.source = ColumnDataSource({"x": [], "y": []})
+        self.figure = fig = figure(title=title, width=width, height=height, tools="",
+                                   toolbar_location=None, y_axis_type=y_axis_type,
+                                   sizing_mode="stretch_width")
+        fig.line("x", "y", source=self.source, line_width=2)
+        fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
+        fig.add_tools(HoverTool(tooltips=[(x_label, "@x"), (y_label or "value", "@y{0.0000}")]))
+        _style(fig)
+
+    def update(self, x, y) -> None:
+        """Append one point (or equal-length sequences of points)."""
+        xs = list(np.atleast_1d(x).tolist())
+        ys = list(np.atleast_1d(y).astype(float).tolist())
+        self.source.stream({"x": xs, "y": ys}, rollover=self.rollover)
+
+    def reset(self, xs=(), ys=()) -> None:
+        """Replace the whole curve (e.g. when scrubbing back)."""
+        self.source.data = {"x": list(xs), "y": [float(v) for v in ys]}
+
+
+class BarView:
+    """Grouped per-task bars (one group per task, one bar per series).
+
+    Parameters
+    ----------
+    categories : sequence of str
+        Task names (x axis).
+    series : sequence of str
+        Series names, e.g. ("shared", "separate"); one colour each.
+    threshold : float, optional
+        Draws a dashed horizontal line at this value.
+
+    >>> view = BarView(["T0", "T1"], ["shared", "separate"])
+    >>> view.update({"shared": [0.1, 0.2], "separate": [0.3, 0.4]}, highlight=[1])
+    >>> view.source.data["alpha"]
+    [0.45, 0.45, 1.0, 1.0]
+    """
+
+    COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")
+
+    def __init__(self, categories: Sequence[str], series: Sequence[str] = ("value",), *,
+                 title: str = "", y_label: str = "", threshold: float | None = None,
+                 y_range: tuple[float, float] | None = None, width: int = 420, height: int = 300):
+        from bokeh.transform import factor_cmap
+
+        self.categories = [str(c) for c in categories]
+        self.series = [str(s) for s in series]
+        factors = [(c, s) for c in self.categories for s in self.series]
+        n = len(factors)
+        self.source = ColumnDataSource({"x": factors, "value": [0.0] * n, "alpha": [1.0] * n,
+                                        "series": [s for _, s in factors]})
+        kwargs = {} if y_range is None else {"y_range": y_range}
+        self.figure = fig = figure(x_range=_factor_range(factors), title=title, width=width,
+                                   height=height, tools="", toolbar_location=None,
+                                   sizing_mode="stretch_width", **kwargs)
+        fig.vbar(x="x", top="value", width=0.85, source=self.source, fill_alpha="alpha",
+                 line_color=None, legend_field="series",
+                 fill_color=factor_cmap("x", palette=list(self.COLORS[:len(self.series)]),
+                                        factors=self.series, start=1, end=2))
+        fig.add_tools(HoverTool(tooltips=[("task", "@x"), ("value", "@value{0.000}")]))
+        fig.xaxis.major_label_orientation = 0.6 if len(self.categories) > 6 else 0.0
+        fig.legend.location = "top_left"
+        fig.yaxis.axis_label = y_label
+        self.threshold = Span(location=0.0 if threshold is None else float(threshold),
+                              dimension="width", line_dash="dashed", line_color="black",
+                              visible=threshold is not None)
+        fig.add_layout(self.threshold)
+        _style(fig)
+
+    def update(self, values: dict, highlight: Sequence[int] = ()) -> None:
+        """Set each series' per-task values; tasks in ``highlight`` are opaque, others faded.
+
+        ``values`` maps a series name to a length-(n_tasks,) sequence; missing series -> 0.
+        """
+        m = len(self.categories)
+        cols = []
+        for name in values:
+            if name not in self.series:
+                raise ValueError(f"BarView.update: unknown series {name!r}; expected one of "
+                                 f"{self.series}.")
+        for s in self.series:
+            v = np.asarray(values.get(s, np.zeros(m)), dtype=float)
+            if v.shape != (m,):
+                raise ValueError(f"BarView.update: values[{s!r}] must have shape ({m},); "
+                                 f"got {v.shape}.")
+            cols.append(v)
+        value = [float(cols[k][t]) for t in range(m) for k in range(len(self.series))]
+        hl = set(int(h) for h in highlight)
+        alpha = [(1.0 if (not hl or t in hl) else 0.45) for t in range(m)
+                 for _ in self.series]
+        self.source.data.update({"value": value, "alpha": alpha})
+
+    def set_threshold(self, value: float | None) -> None:
+        """Show a dashed line at ``value`` (hide it with None)."""
+        self.threshold.visible = value is not None
+        if value is not None:
+            self.threshold.location = float(value)
+
+
+def _factor_range(factors):
+    from bokeh.models import FactorRange
+
+    return FactorRange(*factors)

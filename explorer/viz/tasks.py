@@ -1,0 +1,197 @@
+"""Static views of a multi-task dataset: one 2-D scatter per task (plain Bokeh, no Panel).
+
+With two features the axes are the features themselves; with more, every task is drawn in
+the same 2-D projection: a PCA fitted on the examples of *all* tasks, so that positions are
+comparable from task to task (the axis labels say so, with the share of variance). Axis
+ranges are shared across the tasks for the same reason.
+
+>>> import numpy as np
+>>> from explorer.data import MultiTaskDataset
+>>> ds = MultiTaskDataset(np.eye(4), [0, 1, 0, 1], [0, 0, 1, 1])
+>>> Z, labels = project_2d(ds.X, ds.feature_names)
+>>> Z.shape, labels[0].startswith("PC1")
+((4, 2), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from bokeh.layouts import gridplot
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
+from bokeh.palettes import Category10_10, Category20_20, Viridis256
+from bokeh.plotting import figure
+
+from explorer.data import MultiTaskDataset
+
+__all__ = ["label_colors", "project_2d", "task_scatter_figures", "task_scatter_grid",
+           "truth_matrices"]
+
+TITLE_FONT = "14pt"
+AXIS_FONT = "12pt"
+TICK_FONT = "11pt"
+
+
+def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None
+               ) -> tuple[np.ndarray, tuple[str, str]]:
+    """Coordinates for a 2-D picture of ``X`` and the two axis labels.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    feature_names : list of str, optional
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, 2)
+        ``X`` itself for two features; ``(x, 0)`` for one; otherwise the scores on the
+        first two principal components of ``X`` (all rows, i.e. all tasks together).
+    labels : (str, str)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(d)]
+    if d == 1:
+        return np.column_stack([X[:, 0], np.zeros(n)]), (names[0], "(one feature)")
+    if d == 2:
+        return X.copy(), (names[0], names[1])
+    centred = X - X.mean(axis=0)
+    # economy SVD: the right singular vectors are the principal axes
+    _, singular, vt = np.linalg.svd(centred, full_matrices=False)
+    Z = centred @ vt[:2].T
+    total = float(np.sum(singular**2))
+    share = singular[:2] ** 2 / total if total > 0 else np.zeros(2)
+    return Z, (f"PC1 of all tasks ({share[0]:.0%} of variance)",
+               f"PC2 ({share[1]:.0%})")
+
+
+def label_colors(labels: Sequence) -> dict:
+    """A fixed colour per class label (the same label has the same colour in every task)."""
+    palette = Category10_10 if len(labels) <= 10 else Category20_20
+    return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+
+
+def _style(fig) -> None:
+    fig.title.text_font_size = TITLE_FONT
+    for axis in (fig.xaxis, fig.yaxis):
+        axis.axis_label_text_font_size = AXIS_FONT
+        axis.major_label_text_font_size = TICK_FONT
+    fig.toolbar.logo = None
+
+
+def _padded_range(values: np.ndarray) -> Range1d:
+    low, high = float(np.min(values)), float(np.max(values))
+    pad = 0.05 * (high - low) if high > low else 1.0
+    return Range1d(low - pad, high + pad)
+
+
+def task_scatter_figures(dataset: MultiTaskDataset, *, width: int = 320, height: int = 300,
+                         max_tasks: int = 12) -> list:
+    """One Bokeh scatter per task (the first ``max_tasks`` tasks), coloured by label.
+
+    Classification: one colour per class label, the same across tasks, with a legend.
+    Regression: colour is the target value on one shared scale (a colour bar on the last
+    figure). All figures share the projection of :func:`project_2d` and the axis ranges.
+
+    Returns
+    -------
+    list of bokeh.plotting.figure
+    """
+    Z, (xlabel, ylabel) = project_2d(dataset.X, dataset.feature_names)
+    x_range, y_range = _padded_range(Z[:, 0]), _padded_range(Z[:, 1])
+    shown = range(min(dataset.n_tasks, max_tasks))
+    classification = dataset.kind == "classification"
+    if classification:
+        colors = label_colors(np.unique(dataset.y).tolist())
+        mapper = None
+    else:
+        low, high = float(np.min(dataset.y)), float(np.max(dataset.y))
+        high = high if high > low else low + 1
+        mapper = LinearColorMapper(palette=Viridis256, low=low, high=high)
+    figures = []
+    for t in shown:
+        rows = dataset.task == t
+        fig = figure(width=width, height=height, x_range=x_range, y_range=y_range,
+                     title=f"{dataset.task_names[t]}  (n = {int(rows.sum())})",
+                     tools="pan,wheel_zoom,box_zoom,reset,save", x_axis_label=xlabel,
+                     y_axis_label=ylabel)
+        _style(fig)
+        if classification:
+            for label, color in colors.items():
+                mask = rows & (dataset.y == label)
+                if not mask.any():
+                    continue
+                source = ColumnDataSource({"x": Z[mask, 0], "y": Z[mask, 1],
+                                           "label": [str(label)] * int(mask.sum())})
+                fig.scatter("x", "y", source=source, size=7, color=color, alpha=0.75,
+                            line_color="white", line_width=0.5, legend_label=f"y = {label}")
+            fig.legend.location = "top_left"
+            fig.legend.label_text_font_size = TICK_FONT
+            fig.legend.background_fill_alpha = 0.6
+            fig.legend.click_policy = "hide"
+            hover_value = "@label"
+        else:
+            source = ColumnDataSource({"x": Z[rows, 0], "y": Z[rows, 1], "target": dataset.y[rows]})
+            fig.scatter("x", "y", source=source, size=7, alpha=0.8, line_color="white",
+                        line_width=0.5, color={"field": "target", "transform": mapper})
+            hover_value = "@target{0.00}"
+        fig.add_tools(HoverTool(tooltips=[("y", hover_value), ("x", "(@x{0.00}, @y{0.00})")]))
+        figures.append(fig)
+    if mapper is not None and figures:
+        figures[-1].add_layout(ColorBar(color_mapper=mapper, title="y", width=10,
+                                        major_label_text_font_size=TICK_FONT), "right")
+        figures[-1].width = width + 70
+    return figures
+
+
+def task_scatter_grid(dataset: MultiTaskDataset, *, ncols: int = 3, width: int = 320,
+                      height: int = 300, max_tasks: int = 12):
+    """:func:`task_scatter_figures` laid out in a grid (a Bokeh ``GridPlot``)."""
+    figures = task_scatter_figures(dataset, width=width, height=height, max_tasks=max_tasks)
+    return gridplot(figures, ncols=ncols, toolbar_location="right", merge_tools=True)
+
+
+def truth_matrices(dataset: MultiTaskDataset) -> list[dict]:
+    """What the dataset's truth holds, as matrices ready for a heatmap.
+
+    Returns
+    -------
+    list of dict
+        Each with ``key``, ``title``, ``matrix`` (2-D float array), ``row_names``,
+        ``col_names`` and ``note`` (how to read it), in a fixed order: task relation,
+        same cluster, outlier tasks, shared features, coefficients. Missing truth is skipped.
+    """
+    truth = dataset.truth
+    tasks = list(dataset.task_names)
+    features = list(dataset.feature_names)
+    out = []
+    if "task_relation" in truth:
+        out.append({"key": "task_relation", "title": "True task relation",
+                    "matrix": np.asarray(truth["task_relation"], dtype=np.float64),
+                    "row_names": tasks, "col_names": tasks,
+                    "note": "+1 related, -1 negated, 0 unrelated."})
+    if "clusters" in truth:
+        clusters = np.asarray(truth["clusters"])
+        same = (clusters[:, None] == clusters[None, :]).astype(np.float64)
+        listing = ", ".join(f"{name}: {c}"
+                            for name, c in zip(tasks, clusters.tolist(), strict=True))
+        out.append({"key": "clusters", "title": "Same cluster (truth)", "matrix": same,
+                    "row_names": tasks, "col_names": tasks,
+                    "note": f"1 where two tasks come from the same cluster ({listing})."})
+    if "outlier_tasks" in truth:
+        out.append({"key": "outlier_tasks", "title": "Outlier tasks (truth)",
+                    "matrix": np.asarray(truth["outlier_tasks"], dtype=np.float64)[None, :],
+                    "row_names": ["outlier"], "col_names": tasks,
+                    "note": "1 marks a task that does not share the common features."})
+    if "shared_features" in truth:
+        out.append({"key": "shared_features", "title": "Shared features (truth)",
+                    "matrix": np.asarray(truth["shared_features"], dtype=np.float64)[None, :],
+                    "row_names": ["shared"], "col_names": features,
+                    "note": "1 marks a feature the regular tasks use."})
+    if "coef" in truth:
+        out.append({"key": "coef", "title": "True coefficients (features x tasks)",
+                    "matrix": np.asarray(truth["coef"], dtype=np.float64),
+                    "row_names": features, "col_names": tasks,
+                    "note": "Weight of each feature in each task."})
+    return out

@@ -1,0 +1,436 @@
+"""Live views of multi-task decision trees and MT-Adaboost (plain Bokeh, no Panel).
+
+Each view owns its figure and ``ColumnDataSource``s and has an ``update(...)`` that patches
+them in place (``source.data = ...``), as the live-view pattern of DESIGN.md asks:
+
+* :class:`TreeDiagram` -- the (partial) tree from a ``Snapshot.info["tree"]``: nodes
+  labelled ``feature <= threshold``, per-task class distributions as small stacked bars,
+  per-task early leaves as squares in the task's colour, pending nodes in grey;
+* :class:`PartitionView` -- for 2-D data, the partition of each task's plane by the tree
+  (regions coloured by the task's predicted label), over the task's training points;
+* :class:`GainBars` -- the per-task information gains of the chosen split, the deciding
+  task highlighted, IG_J / IG_U / IG_M in the title;
+* :class:`BoostingCurves` -- rounds vs per-task training / test error and ``beta_t``;
+* :func:`theorem1_boxplot` -- the paper's Figure 3 (static).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from bokeh.models import ColumnDataSource, HoverTool, Range1d, Span
+from bokeh.palettes import Category10_10, Dark2_8
+from bokeh.plotting import figure
+
+__all__ = ["BoostingCurves", "GainBars", "PartitionView", "TreeDiagram", "task_colors",
+           "theorem1_boxplot", "tree_layout"]
+
+TITLE_FONT = "13pt"
+
+
+def task_colors(n_tasks: int) -> list[str]:
+    """One colour per task (Dark2), distinct from the label colours (Category10)."""
+    return [Dark2_8[t % len(Dark2_8)] for t in range(n_tasks)]
+
+
+def _label_palette(n_labels: int) -> list[str]:
+    return [Category10_10[i % 10] for i in range(n_labels)]
+
+
+def _style(fig) -> None:
+    fig.title.text_font_size = TITLE_FONT
+    fig.toolbar.logo = None
+
+
+def tree_layout(nodes: Sequence[dict]) -> dict[int, tuple[float, float]]:
+    """Positions ``{node id: (x, y)}`` of processed and pending nodes (y = -depth).
+
+    Leaves (and pending nodes) get consecutive x in depth-first order; an internal node sits
+    above the middle of its children.
+
+    >>> tree_layout([{"node": 0, "depth": 0, "left": 1, "right": 2, "feature": 0}])
+    {1: (0.0, -1.0), 2: (1.0, -1.0), 0: (0.5, 0.0)}
+    """
+    by_id = {n["node"]: n for n in nodes}
+    position: dict[int, tuple[float, float]] = {}
+    next_x = [0.0]
+
+    def place(node_id: int, depth: int) -> float:
+        node = by_id.get(node_id)
+        if node is None or node.get("feature") is None:
+            position[node_id] = (next_x[0], -float(depth) + 0.0)
+            next_x[0] += 1.0
+            return position[node_id][0]
+        x = 0.5 * (place(node["left"], depth + 1) + place(node["right"], depth + 1))
+        position[node_id] = (x, -float(depth) + 0.0)
+        return x
+
+    if by_id:
+        place(0, 0)
+    return position
+
+
+class TreeDiagram:
+    """The tree as a node-link diagram, updated in place from snapshot records.
+
+    Parameters
+    ----------
+    task_names : list of str
+    classes : list of array, each task's labels (for the class-distribution bars)
+    feature_names : list of str
+    """
+
+    def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
+        self.task_names = list(task_names)
+        self.classes = [list(c) for c in classes]
+        self.feature_names = list(feature_names)
+        self.colors = task_colors(len(task_names))
+        self.edges = ColumnDataSource(dict(x0=[], y0=[], x1=[], y1=[]))
+        self.nodes = ColumnDataSource(dict(x=[], y=[], text=[], fill=[], line=[], node=[],
+                                           counts=[], gains=[]), name="mtdt_tree_nodes")
+        self.bars = ColumnDataSource(dict(left=[], right=[], top=[], bottom=[], color=[]))
+        self.leaves = ColumnDataSource(dict(x=[], y=[], color=[], text=[], task=[]))
+        fig = figure(width=width, height=height, title="MT-DT: click Step to add a node",
+                     tools="pan,wheel_zoom,reset,save", toolbar_location="right",
+                     x_range=Range1d(-1, 1), y_range=Range1d(-1.2, 0.5))
+        fig.segment("x0", "y0", "x1", "y1", source=self.edges, line_color="#999999",
+                    line_width=1.5)
+        box = fig.rect("x", "y", width=0.9, height=0.32, source=self.nodes,
+                       fill_color="fill", line_color="line", line_width=2)
+        fig.text("x", "y", text="text", source=self.nodes, text_align="center",
+                 text_baseline="middle", text_font_size="9pt")
+        fig.quad("left", "right", "top", "bottom", source=self.bars, fill_color="color",
+                 line_color=None)
+        fig.scatter("x", "y", marker="square", size=13, source=self.leaves,
+                    fill_color="color", line_color="black")
+        fig.text("x", "y", text="text", source=self.leaves, x_offset=9, y_offset=5,
+                 text_font_size="8pt", text_baseline="middle")
+        fig.add_tools(HoverTool(renderers=[box], tooltips=[
+            ("node", "@node"), ("weighted class counts", "@counts"), ("task gains", "@gains")]))
+        fig.axis.visible = False
+        fig.grid.visible = False
+        _style(fig)
+        self.figure = fig
+
+    def update(self, nodes: Sequence[dict], highlight: int | None = None,
+               title: str | None = None) -> None:
+        """Redraw from the node records of ``Snapshot.info["tree"]``."""
+        position = tree_layout(nodes)
+        by_id = {n["node"]: n for n in nodes}
+        edges = dict(x0=[], y0=[], x1=[], y1=[])
+        node_data = dict(x=[], y=[], text=[], fill=[], line=[], node=[], counts=[], gains=[])
+        bars = dict(left=[], right=[], top=[], bottom=[], color=[])
+        leaves = dict(x=[], y=[], color=[], text=[], task=[])
+        m = len(self.task_names)
+        for node_id, (x, y) in position.items():
+            node = by_id.get(node_id)
+            if node is not None and node["parent"] >= 0:
+                px, py = position[node["parent"]]
+                edges["x0"].append(px)
+                edges["y0"].append(py - 0.16)
+                edges["x1"].append(x)
+                edges["y1"].append(y + 0.16)
+            elif node is None:  # pending child: its parent is processed
+                parent = next(n for n in nodes if n.get("left") == node_id
+                              or n.get("right") == node_id)
+                px, py = position[parent["node"]]
+                edges["x0"].append(px)
+                edges["y0"].append(py - 0.16)
+                edges["x1"].append(x)
+                edges["y1"].append(y + 0.16)
+            if node is None:
+                text, fill, line = "pending", "#eeeeee", "#bbbbbb"
+                counts = gains = ""
+            else:
+                if node["feature"] is not None:
+                    text = (f"{self.feature_names[node['feature']]} <= "
+                            f"{node['threshold']:.3g}")
+                else:
+                    text = "leaf"
+                fill = "#fff3c4" if node_id == highlight else "white"
+                line = (self.colors[node["deciding_task"]]
+                        if node["deciding_task"] is not None else "#555555")
+                counts = "; ".join(
+                    f"{self.task_names[j]}: " + ", ".join(
+                        f"{self.classes[j][k]}={c:.3g}" for k, c in enumerate(cc) if c > 0)
+                    for j, cc in enumerate(node["class_counts"]) if np.sum(cc) > 0)
+                gains = ("" if node["gains"] is None else ", ".join(
+                    f"{self.task_names[j]}={g:.3f}" for j, g in
+                    enumerate(node["gains"]["task"]) if np.isfinite(g)))
+                # Per-task class distribution: one thin stacked bar per task under the box.
+                for j, cc in enumerate(node["class_counts"]):
+                    total = float(np.sum(cc))
+                    if total <= 0:
+                        continue
+                    left = x - 0.4
+                    top = y - 0.17 - 0.07 * j
+                    palette = _label_palette(len(cc))
+                    for k, c in enumerate(cc):
+                        if c <= 0:
+                            continue
+                        right = left + 0.8 * c / total
+                        bars["left"].append(left)
+                        bars["right"].append(right)
+                        bars["top"].append(top)
+                        bars["bottom"].append(top - 0.055)
+                        bars["color"].append(palette[k])
+                        left = right
+                for k, leaf in enumerate(node["early_leaves"]):
+                    j = leaf["task"]
+                    leaves["x"].append(x - 0.42 + 0.3 * (k % 3))
+                    leaves["y"].append(y + 0.27 + 0.12 * (k // 3))
+                    leaves["color"].append(self.colors[j])
+                    leaves["text"].append(str(leaf["label"]))
+                    leaves["task"].append(self.task_names[j])
+            node_data["x"].append(x)
+            node_data["y"].append(y)
+            node_data["text"].append(text)
+            node_data["fill"].append(fill)
+            node_data["line"].append(line)
+            node_data["node"].append(node_id)
+            node_data["counts"].append(counts)
+            node_data["gains"].append(gains)
+        self.edges.data = edges
+        self.nodes.data = node_data
+        self.bars.data = bars
+        self.leaves.data = leaves
+        xs = [p[0] for p in position.values()] or [0.0]
+        ys = [p[1] for p in position.values()] or [0.0]
+        self.figure.x_range.start, self.figure.x_range.end = min(xs) - 0.8, max(xs) + 0.8
+        self.figure.y_range.start = min(ys) - 0.2 - 0.07 * m
+        self.figure.y_range.end = 0.7
+        if title is not None:
+            self.figure.title.text = title
+
+
+def _node_regions(nodes: Sequence[dict], bounds: tuple[float, float, float, float]
+                  ) -> dict[int, tuple[float, float, float, float]]:
+    """Rectangle ``(x0, x1, y0, y1)`` of every processed and pending node (2-D data)."""
+    regions = {0: bounds}
+    for node in sorted(nodes, key=lambda n: n["node"]):
+        if node["feature"] is None or node["node"] not in regions:
+            continue
+        x0, x1, y0, y1 = regions[node["node"]]
+        t = node["threshold"]
+        if node["feature"] == 0:
+            regions[node["left"]] = (x0, min(x1, t), y0, y1)
+            regions[node["right"]] = (max(x0, t), x1, y0, y1)
+        else:
+            regions[node["left"]] = (x0, x1, y0, min(y1, t))
+            regions[node["right"]] = (x0, x1, max(y0, t), y1)
+    return regions
+
+
+class PartitionView:
+    """Each task's plane partitioned by the (partial) tree, for 2-D data.
+
+    Regions where the task already has a decision leaf are filled with its label's colour;
+    regions still pending (or whose node is not yet processed) are shown lightly with the
+    majority label of the nearest processed ancestor.
+    """
+
+    def __init__(self, X, y, task, classes, task_names, *, width=300, height=280):
+        self.classes = [list(c) for c in classes]
+        self.task_names = list(task_names)
+        pad = 0.05 * (X.max(axis=0) - X.min(axis=0) + 1e-9)
+        self.bounds = (float(X[:, 0].min() - pad[0]), float(X[:, 0].max() + pad[0]),
+                       float(X[:, 1].min() - pad[1]), float(X[:, 1].max() + pad[1]))
+        self.sources = []
+        self.figures = []
+        for j, name in enumerate(task_names):
+            rows = task == j
+            palette = _label_palette(len(classes[j]))
+            index = {label: k for k, label in enumerate(classes[j])}
+            colors = [palette[index[v]] for v in y[rows]]
+            source = ColumnDataSource(dict(left=[], right=[], bottom=[], top=[], color=[],
+                                           alpha=[]))
+            fig = figure(width=width, height=height, title=f"{name}: partition",
+                         x_range=Range1d(*self.bounds[:2]), y_range=Range1d(*self.bounds[2:]),
+                         tools="pan,wheel_zoom,reset,save")
+            fig.quad("left", "right", "top", "bottom", source=source, fill_color="color",
+                     fill_alpha="alpha", line_color="white", line_width=1)
+            fig.scatter(X[rows, 0], X[rows, 1], color=colors, size=4, line_color="black",
+                        line_width=0.3)
+            _style(fig)
+            self.sources.append(source)
+            self.figures.append(fig)
+
+    def update(self, nodes: Sequence[dict]) -> None:
+        if not nodes:
+            for source in self.sources:
+                source.data = dict(left=[], right=[], bottom=[], top=[], color=[], alpha=[])
+            return
+        regions = _node_regions(nodes, self.bounds)
+        by_id = {n["node"]: n for n in nodes}
+        parent_of = {}
+        for n in nodes:
+            if n["feature"] is not None:
+                parent_of[n["left"]] = n["node"]
+                parent_of[n["right"]] = n["node"]
+        for j, source in enumerate(self.sources):
+            palette = _label_palette(len(self.classes[j]))
+            data = dict(left=[], right=[], bottom=[], top=[], color=[], alpha=[])
+            for node_id, (x0, x1, y0, y1) in regions.items():
+                node = by_id.get(node_id)
+                code, alpha = None, 0.45
+                if node is not None:
+                    leaf = next((lf for lf in node["early_leaves"] if lf["task"] == j), None)
+                    if leaf is not None:
+                        code = self.classes[j].index(leaf["label"])
+                    elif node["feature"] is not None and j in node["active_tasks"]:
+                        continue  # refined by the children
+                    else:
+                        continue  # this task stopped higher up
+                else:
+                    parent = by_id[parent_of[node_id]]
+                    if j not in parent["active_tasks"] or any(
+                            lf["task"] == j for lf in parent["early_leaves"]):
+                        continue
+                    counts = parent["class_counts"][j]
+                    code, alpha = int(np.argmax(counts)), 0.15
+                data["left"].append(x0)
+                data["right"].append(x1)
+                data["bottom"].append(y0)
+                data["top"].append(y1)
+                data["color"].append(palette[code])
+                data["alpha"].append(alpha)
+            source.data = data
+
+
+class GainBars:
+    """Per-task information gain of the chosen split; the deciding task is highlighted."""
+
+    def __init__(self, task_names, *, width=440, height=300):
+        self.task_names = list(task_names)
+        self.colors = task_colors(len(task_names))
+        self.source = ColumnDataSource(dict(task=self.task_names,
+                                            gain=[0.0] * len(task_names),
+                                            color=self.colors,
+                                            alpha=[0.35] * len(task_names),
+                                            line=[0] * len(task_names)))
+        fig = figure(x_range=self.task_names, width=width, height=height,
+                     title="Per-task gain of the chosen split (bits)",
+                     tools="save", toolbar_location=None, y_axis_label="IG(Y_j; split)")
+        fig.vbar(x="task", top="gain", width=0.7, source=self.source, fill_color="color",
+                 fill_alpha="alpha", line_color="black", line_width="line")
+        fig.y_range.start = 0
+        fig.add_tools(HoverTool(tooltips=[("task", "@task"), ("gain", "@gain{0.0000}")]))
+        fig.title.text_font_size = "11pt"
+        self.ig_j_line = Span(location=0, dimension="width", line_dash="dashed",
+                              line_color="#444444")
+        fig.add_layout(self.ig_j_line)
+        fig.toolbar.logo = None
+        self.figure = fig
+
+    def update(self, node: dict | None) -> None:
+        """Show the gains of ``node`` (a snapshot record); a leaf node clears the bars."""
+        m = len(self.task_names)
+        if node is None or node.get("gains") is None:
+            self.source.data = dict(task=self.task_names, gain=[0.0] * m, color=self.colors,
+                                    alpha=[0.35] * m, line=[0] * m)
+            self.figure.title.text = "Per-task gain (no split at this node)"
+            return
+        gains = np.nan_to_num(np.asarray(node["gains"]["task"], dtype=float))
+        winner = node["deciding_task"]
+        self.source.data = dict(task=self.task_names, gain=gains.tolist(), color=self.colors,
+                                alpha=[1.0 if j == winner else 0.35 for j in range(m)],
+                                line=[3 if j == winner else 0 for j in range(m)])
+        g = node["gains"]
+        self.ig_j_line.location = float(g["ig_j"])
+        self.figure.title.text = (f"node {node['node']}: IG_M {g['ig_m']:.2f}, "
+                                  f"IG_U {g['ig_u']:.2f}, IG_J {g['ig_j']:.2f} (dashed)")
+
+
+class BoostingCurves:
+    """Rounds vs per-task training (solid) / test (dashed) error, and ``beta_t``."""
+
+    def __init__(self, task_names, *, width=560, height=280):
+        self.task_names = list(task_names)
+        colors = task_colors(len(task_names))
+        m = len(task_names)
+        self.error_source = ColumnDataSource(self._empty(m))
+        self.beta_source = ColumnDataSource(dict(round=[], beta=[], weak_error=[]))
+        err = figure(width=width, height=height, title="MT-Adaboost: error per task",
+                     x_axis_label="round", y_axis_label="error", tools="save,reset")
+        for j in range(m):
+            err.line("round", f"train_{j}", source=self.error_source, color=colors[j],
+                     line_width=2, legend_label=f"{task_names[j]} train")
+            err.line("round", f"test_{j}", source=self.error_source, color=colors[j],
+                     line_width=2, line_dash="dashed", legend_label=f"{task_names[j]} test")
+        err.legend.label_text_font_size = "8pt"
+        err.add_layout(err.legend[0], "right")
+        err.y_range.start = 0
+        beta = figure(width=width - 140, height=height, title="beta_t and weak error eps_t",
+                      x_axis_label="round", tools="save,reset")
+        beta.line("round", "beta", source=self.beta_source, line_width=2, legend_label="beta_t")
+        beta.scatter("round", "weak_error", source=self.beta_source, color="firebrick",
+                     legend_label="eps_t")
+        beta.add_layout(Span(location=0.5, dimension="width", line_dash="dotted",
+                             line_color="firebrick"))
+        beta.y_range.start = 0
+        beta.legend.label_text_font_size = "8pt"
+        beta.legend.location = "top_left"
+        for fig in (err, beta):
+            _style(fig)
+        self.error_figure, self.beta_figure = err, beta
+
+    @staticmethod
+    def _empty(m):
+        data = {"round": []}
+        for j in range(m):
+            data[f"train_{j}"] = []
+            data[f"test_{j}"] = []
+        return data
+
+    def update(self, rounds, train_errors, test_errors, betas, weak_errors) -> None:
+        """Replace all curves; arrays of shape (n_rounds,) / (n_rounds, m)."""
+        m = len(self.task_names)
+        data = {"round": list(rounds)}
+        train = np.asarray(train_errors, dtype=float).reshape(len(data["round"]), m)
+        test = np.asarray(test_errors, dtype=float).reshape(len(data["round"]), m)
+        for j in range(m):
+            data[f"train_{j}"] = train[:, j].tolist()
+            data[f"test_{j}"] = test[:, j].tolist()
+        self.error_source.data = data
+        self.beta_source.data = dict(round=list(rounds), beta=list(betas),
+                                     weak_error=list(weak_errors))
+
+
+def theorem1_boxplot(ratios: dict[str, dict[str, np.ndarray]], *, width=560, height=300):
+    """Figure 3 of the paper: box plots of IG_M / IG_J and IG_U / IG_J per data-set family.
+
+    ``ratios[family] = {"ig_m": array, "ig_u": array}`` (see
+    :func:`explorer.solvers.tree_split.relative_gains`).
+    """
+    families = list(ratios)
+    factors = [(fam, crit) for fam in families for crit in ("IG_M", "IG_U")]
+    from bokeh.models import FactorRange
+
+    fig = figure(x_range=FactorRange(*factors), width=width, height=height,
+                 title="Best IG_M (blue) and IG_U (red) relative to best IG_J",
+                 y_axis_label="ratio to IG_J", tools="save", toolbar_location=None)
+    data = dict(x=[], q1=[], q2=[], q3=[], low=[], high=[], color=[])
+    for fam in families:
+        for crit, color in (("IG_M", "#1f77b4"), ("IG_U", "#d62728")):
+            values = np.asarray(ratios[fam][crit.lower()], dtype=float)
+            q1, q2, q3 = np.percentile(values, [25, 50, 75])
+            iqr = q3 - q1
+            data["x"].append((fam, crit))
+            data["q1"].append(q1)
+            data["q2"].append(q2)
+            data["q3"].append(q3)
+            data["low"].append(float(values[values >= q1 - 1.5 * iqr].min()))
+            data["high"].append(float(values[values <= q3 + 1.5 * iqr].max()))
+            data["color"].append(color)
+    source = ColumnDataSource(data)
+    fig.segment("x", "low", "x", "high", source=source, line_color="black")
+    fig.vbar("x", 0.6, "q2", "q3", source=source, fill_color="color", fill_alpha=0.6,
+             line_color="black")
+    fig.vbar("x", 0.6, "q1", "q2", source=source, fill_color="color", fill_alpha=0.6,
+             line_color="black")
+    fig.add_layout(Span(location=1.0, dimension="width", line_dash="dashed"))
+    fig.xaxis.major_label_orientation = 0.9
+    fig.xaxis.group_label_orientation = 0.0
+    _style(fig)
+    return fig

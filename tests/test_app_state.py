@@ -1,0 +1,265 @@
+"""ExplorerState without a browser: building, rebuilding, errors, URL query, CSV upload."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode
+
+import numpy as np
+import param
+import pytest
+
+from explorer.app.state import UPLOADED, ExplorerState, coerce_param_value
+from explorer.data import MAX_CSV_BYTES, MultiTaskDataset
+from explorer.data.catalog import CATALOG, ParamSpec, make_dataset
+
+PAGES = ("tasks", "shared_vs_separate")
+
+
+def make_state(**params) -> ExplorerState:
+    return ExplorerState(pages=PAGES, **params)
+
+
+def bounded_int_spec(name: str) -> ParamSpec:
+    """An int parameter of catalog entry ``name`` with a finite upper bound."""
+    for spec in CATALOG[name].params:
+        if spec.kind == "int" and spec.bounds is not None and spec.bounds[1] is not None:
+            return spec
+    raise AssertionError(f"{name} has no bounded int parameter")
+
+
+def same_data(a: MultiTaskDataset, b: MultiTaskDataset) -> bool:
+    return (a.X.shape == b.X.shape and np.array_equal(a.X, b.X) and np.array_equal(a.y, b.y)
+            and np.array_equal(a.task, b.task))
+
+
+def test_defaults_build_and_split():
+    state = make_state()
+    assert state.error == ""
+    assert state.dataset is not None and state.dataset.n_tasks >= 2
+    assert state.train.n_samples + state.test.n_samples == state.dataset.n_samples
+    assert state.data_params == {s.name: s.default for s in CATALOG["task_family"].params}
+    assert "tasks" in state.summary()
+
+
+def test_spec_change_rebuilds():
+    state = make_state()
+    first = state.dataset
+    state.data_seed = 5
+    assert not same_data(first, state.dataset)
+    again = make_state(data_seed=5)
+    assert same_data(again.dataset, state.dataset)
+
+    state.dataset_name = "outlier_tasks"
+    assert state.error == ""
+    assert state.dataset.kind == "regression"
+    assert set(state.data_params) == {s.name for s in CATALOG["outlier_tasks"].params}
+    expected = make_dataset("outlier_tasks", {}, random_state=5)
+    assert same_data(state.dataset, expected)
+
+
+def test_train_fraction_resplits_without_regenerating():
+    state = make_state()
+    dataset, n_train = state.dataset, state.train.n_samples
+    state.train_fraction = 0.3
+    assert state.dataset is dataset
+    assert state.train.n_samples < n_train
+
+
+def test_bad_param_keeps_old_data_and_sets_error():
+    state = make_state()
+    spec = bounded_int_spec("task_family")
+    before = state.dataset
+    state.set_data_param(spec.name, spec.bounds[1] + 1)  # out of the spec's bounds
+    assert state.dataset is before
+    assert spec.name in state.error
+    level, message = state.notification
+    assert level == "error" and spec.name in message
+    # and it keeps working: a good value builds again and clears the error
+    state.set_data_param(spec.name, spec.default)
+    assert state.error == ""
+
+
+def test_query_round_trip_reproduces_data():
+    sender = make_state(dataset_name="outlier_tasks", data_seed=11, init_seed=3,
+                        train_fraction=0.5, page="shared_vs_separate")
+    spec = bounded_int_spec("outlier_tasks")
+    sender.set_data_param(spec.name, min(spec.default + 1, spec.bounds[1]))
+    assert sender.error == ""
+    url = "?" + urlencode(sender.to_query())
+
+    receiver = make_state()
+    assert receiver.apply_query_items(parse_qsl(url[1:])) == []
+    assert receiver.error == ""
+    assert same_data(receiver.dataset, sender.dataset)
+    assert same_data(receiver.train, sender.train)
+    assert (receiver.init_seed, receiver.page, receiver.train_fraction) == (3, "shared_vs_separate",
+                                                                            0.5)
+    assert receiver.to_query() == sender.to_query()
+
+
+def test_tampered_query_reports_and_keeps_working():
+    state = make_state()
+    before = state.dataset
+    spec = bounded_int_spec("task_family")
+    problems = state.from_query({
+        "data": "../../etc/passwd",
+        "data_seed": "-3",
+        "init_seed": "__import__('os').system('true')",
+        "train": "nan",
+        "page": "<script>alert(1)</script>",
+        "d.not_a_param": "1",
+        "d." + spec.name: "[1, 2]",
+        "lam": "0.3",  # a page's key: not ours, ignored
+    })
+    assert len(problems) == 7
+    assert state.dataset is before and state.error == ""
+    assert state.data_seed == 0 and state.page == "tasks"
+    level, message = state.notification
+    assert level == "warning" and "could not be used" in message
+
+
+def test_query_partial_values_apply_the_good_ones():
+    state = make_state()
+    problems = state.from_query({"data_seed": "7", "init_seed": "x"})
+    assert state.data_seed == 7 and state.init_seed == 0
+    assert len(problems) == 1 and "init_seed" in problems[0]
+
+
+def test_coerce_param_value_kinds():
+    assert coerce_param_value(ParamSpec("b", False, "bool"), "true") is True
+    assert coerce_param_value(ParamSpec("f", 1.0, "float", bounds=(0, 2)), "1e-1") == 0.1
+    assert coerce_param_value(ParamSpec("c", "a", "choice", choices=("a", "b")), "b") == "b"
+    with pytest.raises(ValueError, match="f must be a finite number"):
+        coerce_param_value(ParamSpec("f", 1.0, "float"), "inf")
+    with pytest.raises(ValueError, match="c must be one of"):
+        coerce_param_value(ParamSpec("c", "a", "choice", choices=("a", "b")), "z")
+    with pytest.raises(ValueError, match="n must be an integer"):
+        coerce_param_value(ParamSpec("n", 1, "int"), "1.5")
+
+
+def _csv_bytes() -> tuple[bytes, MultiTaskDataset]:
+    source = make_dataset("task_family", {}, random_state=2)
+    return source.to_csv().encode(), source
+
+
+def test_csv_upload_good():
+    state = make_state()
+    data, source = _csv_bytes()
+    assert state.load_uploaded_csv(data, "C:\\Users\\me\\../my tasks.csv")
+    assert state.dataset_name == UPLOADED and state.error == ""
+    assert state.uploaded_name == "my tasks.csv"
+    assert state.dataset.n_tasks == source.n_tasks
+    np.testing.assert_allclose(state.dataset.X, source.X)
+    assert state.notification[0] == "success"
+    # an uploaded file cannot travel in a link: the receiver is told so
+    receiver = make_state()
+    problems = receiver.from_query(state.to_query())
+    assert any("upload" in p for p in problems)
+    assert receiver.dataset_name == "task_family"
+
+
+@pytest.mark.parametrize("data, filename, expected", [
+    (b"a,b\n1,2\n", "x.csv", "task"),                  # no task column
+    (b"task,y,x\n0,1,oops\n", "x.csv", "numeric"),     # non-numeric feature
+    (b"", "x.csv", "empty"),
+    (b"task,y,x\n0,1,2\n", "evil.exe", ".csv"),
+])
+def test_csv_upload_bad_keeps_data(data, filename, expected):
+    state = make_state()
+    before = state.dataset
+    assert not state.load_uploaded_csv(data, filename)
+    assert state.dataset is before and state.dataset_name == "task_family"
+    level, message = state.notification
+    assert level == "error" and expected in message
+
+
+def test_csv_upload_oversize_refused_before_parsing():
+    state = make_state()
+    assert not state.load_uploaded_csv(b"x" * (MAX_CSV_BYTES + 1), "big.csv")
+    assert "limit" in state.notification[1]
+    assert state.dataset_name == "task_family"
+
+
+def test_notify_levels():
+    state = make_state()
+    state.notify("hello", "info")
+    state.notify("hello", "info")  # the same notice twice still reaches watchers
+    assert list(state.notices)[-2:] == [("info", "hello"), ("info", "hello")]
+    with pytest.raises(ValueError, match="level must be one of"):
+        state.notify("x", "loud")
+
+
+# ---------------------------------------------------------------------- the shell, no browser
+def _shell(pages):
+    import panel as pn
+
+    from explorer.app import ExplorerApp
+
+    state = ExplorerState(pages=[p.slug for p in pages])
+    return ExplorerApp(state=state, pages=pages), pn
+
+
+def test_shell_builds_pages_lazily_and_caches_them():
+    from explorer.app.pages import Page
+
+    built = []
+
+    def build(state):
+        import panel as pn
+        built.append(state)
+        return pn.pane.Markdown("page a")
+
+    pages = [Page("a", "A", build, ("classification", "regression")),
+             Page("b", "B", build, ("classification", "regression"))]
+    app, pn = _shell(pages)
+    assert len(built) == 1                      # only the shown page was built
+    first = app.main[0]
+    app.state.page = "b"
+    app.state.page = "a"
+    assert len(built) == 2 and app.main[0] is first   # cached per session
+
+
+def test_shell_says_politely_when_page_does_not_take_the_kind():
+    import panel as pn
+
+    from explorer.app.pages import Page
+    pages = [Page("a", "A", lambda s: pn.pane.Markdown("x"), ("classification", "regression")),
+             Page("reg", "Regression only", lambda s: pn.pane.Markdown("y"), ("regression",))]
+    app, _ = _shell(pages)
+    assert app.state.dataset.kind == "classification"
+    app.state.page = "reg"
+    alert = app.main[0]
+    assert isinstance(alert, pn.pane.Alert) and "works with regression data" in alert.object
+
+
+def test_shell_page_error_becomes_a_notice():
+    import panel as pn
+
+    from explorer.app.pages import Page
+
+    def broken(state):
+        raise RuntimeError("boom")
+
+    pages = [Page("a", "A", lambda s: pn.pane.Markdown("x"), ("classification", "regression")),
+             Page("bad", "Bad", broken, ("classification", "regression"))]
+    app, _ = _shell(pages)
+    app.state.page = "bad"
+    assert app.state.notification[0] == "error" and "boom" in app.state.notification[1]
+    app.state.page = "a"                         # and the app keeps working
+    assert app.main[0].object == "x"
+
+
+def test_param_form_round_trip():
+    from explorer.app import DataParamsForm
+
+    state = make_state()
+    form = DataParamsForm(state)
+    spec = bounded_int_spec("task_family")
+    widget = form._widgets[spec.name]
+    new_value = spec.bounds[0] if spec.default != spec.bounds[0] else spec.bounds[1]
+    throttled = {"value_throttled": new_value} if "value_throttled" in widget.param else {}
+    with param.edit_constant(widget):  # what the browser does on release of a slider
+        widget.param.update(value=new_value, **throttled)
+    assert state.current_params()[spec.name] == new_value
+    state.from_query({"d." + spec.name: str(spec.default)})
+    assert widget.value == spec.default

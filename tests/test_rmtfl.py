@@ -1,0 +1,182 @@
+"""rMTFL (Gong, Ye & Zhang 2012) and the baselines sharing its solver."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import MultiTaskLasso
+
+from explorer.compare.metrics import nmse
+from explorer.data.synthetic import make_outlier_tasks
+from explorer.models import (
+    L21MTFL,
+    RMTL,
+    ColumnGroupMTL,
+    MultiTaskLassoL1,
+    MultiTaskRidge,
+    RobustMTFL,
+    TraceNormMTL,
+    TwoStageRMTFL,
+)
+from explorer.solvers.proximal_operators import column_norms, row_norms
+
+
+def _small(seed=0, m=4, d=6, sizes=(8, 11, 9, 12)):
+    rng = np.random.default_rng(seed)
+    task = np.concatenate([np.full(n, t) for t, n in enumerate(sizes[:m])])
+    X = rng.normal(size=(task.size, d))
+    W = rng.normal(size=(d, m)) * (rng.random(d) < 0.5)[:, None]
+    W[:, -1] += 3 * rng.normal(size=d)
+    y = np.einsum("ij,ji->i", X, W[:, task]) + 0.1 * rng.normal(size=task.size)
+    return X, y, task
+
+
+def _f1(pred, truth):
+    truth = set(np.flatnonzero(truth))
+    tp = len(set(pred) & truth)
+    return 0.0 if tp == 0 else 2 * tp / (len(pred) + len(truth))
+
+
+def test_objective_monotone_and_kkt():
+    X, y, task = _small()
+    est = RobustMTFL(lambda1=0.05, lambda2=0.2, tol=1e-12, max_iter=20000).fit(X, y, task)
+    h = est.objective_history_
+    assert np.all(np.diff(h) <= 1e-12 * abs(h[0]))
+    m = est.n_tasks_
+    P, Q = est._solution_[:, :m], est._solution_[:, m:]
+    _, G = est._data.value_grad(P + Q)
+    l1, l2 = est.lambda1_, est.lambda2_
+    for j in range(P.shape[0]):
+        p = P[j]
+        if np.linalg.norm(p) > 0:
+            assert np.allclose(G[j], -l1 * p / np.linalg.norm(p), atol=1e-4 * l1)
+        else:
+            assert np.linalg.norm(G[j]) <= l1 * (1 + 1e-4)
+    for i in range(m):
+        q = Q[:, i]
+        if np.linalg.norm(q) > 0:
+            assert np.allclose(G[:, i], -l2 * q / np.linalg.norm(q), atol=1e-4 * l2)
+        else:
+            assert np.linalg.norm(G[:, i]) <= l2 * (1 + 1e-4)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_matches_cvxpy(seed):
+    cp = pytest.importorskip("cvxpy")
+    X, y, task = _small(seed)
+    m, d = 4, X.shape[1]
+    l1, l2 = 0.05, 0.3
+    est = RobustMTFL(lambda1=l1, lambda2=l2, tol=1e-12, max_iter=50000, normalize=False,
+                     fit_intercept=False).fit(X, y, task)
+    P, Q = cp.Variable((d, m)), cp.Variable((d, m))
+    loss = sum(cp.sum_squares(X[task == t] @ (P[:, t] + Q[:, t]) - y[task == t])
+               / (m * np.sum(task == t)) for t in range(m))
+    pen = l1 * cp.sum(cp.norm(P, 2, axis=1)) + l2 * cp.sum(cp.norm(Q, 2, axis=0))
+    opt = cp.Problem(cp.Minimize(loss + pen)).solve()
+    ours = est.objective_history_[-1]
+    assert abs(ours - opt) / abs(opt) <= 1e-5
+    assert np.allclose(est.coef_, P.value + Q.value, atol=1e-3)
+
+
+def test_l21_limit_matches_sklearn_multitask_lasso():
+    rng = np.random.default_rng(3)
+    n, d, m = 40, 8, 3
+    Xs = rng.normal(size=(n, d))
+    Y = Xs @ (rng.normal(size=(d, m)) * (rng.random(d) < 0.5)[:, None]) + 0.1 * rng.normal(
+        size=(n, m))
+    alpha = 0.05
+    ref = MultiTaskLasso(alpha=alpha, fit_intercept=False, tol=1e-12, max_iter=100000).fit(Xs, Y)
+    X = np.vstack([Xs] * m)
+    y = Y.T.ravel()
+    task = np.repeat(np.arange(m), n)
+    # sklearn: 1/(2n)||Y - XW||^2 + alpha ||W||_21; ours: 1/(m n)||.||^2 + lam ||W||_{1,2}
+    lam = 2 * alpha / m
+    common = dict(tol=1e-13, max_iter=50000, normalize=False, fit_intercept=False)
+    ours = L21MTFL(lam=lam, **common).fit(X, y, task)
+    assert np.allclose(ours.coef_, ref.coef_.T, atol=1e-5)
+    robust = RobustMTFL(lambda1=lam, lambda2=1e6, **common).fit(X, y, task)
+    assert np.all(robust.Q_ == 0)
+    assert np.allclose(robust.coef_, ref.coef_.T, atol=1e-5)
+
+
+def test_lambda_max_gives_zeros():
+    X, y, task = _small(2)
+    lm = RobustMTFL().lambda_max(X, y, task)
+    est = RobustMTFL(lambda1=lm["lambda1"] * 1.0001, lambda2=lm["lambda2"] * 1.0001).fit(
+        X, y, task)
+    assert np.all(est.P_ == 0) and np.all(est.Q_ == 0)
+    assert est.shared_features_.size == 0 and est.outlier_tasks_.size == 0
+    est = RobustMTFL(lambda1=lm["lambda1"] * 0.9, lambda2=lm["lambda2"] * 0.9).fit(X, y, task)
+    assert np.any(est.P_ != 0) or np.any(est.Q_ != 0)
+    for cls in (L21MTFL, ColumnGroupMTL, MultiTaskLassoL1, TraceNormMTL):
+        probe = cls(lam=1.0).fit(X, y, task)
+        zero = cls(lam=probe.lambda_max_ * 1.0001).fit(X, y, task)
+        assert np.all(zero.coef_ == 0), cls.__name__
+
+
+def test_bad_parameters():
+    X, y, task = _small()
+    with pytest.raises(ValueError, match="lambda1"):
+        RobustMTFL(lambda1=-1.0).fit(X, y, task)
+    with pytest.raises(ValueError, match="lambda2"):
+        RobustMTFL(lambda2="big").fit(X, y, task)
+
+
+def test_default_rule_detects_outliers_over_10_seeds():
+    f1s, shared = [], []
+    for seed in range(10):
+        ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared=40,
+                                n_samples=20, noise=1.0, random_state=seed)
+        est = RobustMTFL().fit(ds.X, ds.y, ds.task)
+        f1s.append(_f1(est.outlier_tasks_, ds.truth["outlier_tasks"]))
+        shared.append(_f1(est.shared_features_, ds.truth["shared_features"]))
+    print(f"outlier F1 mean {np.mean(f1s):.3f}; shared-feature F1 mean {np.mean(shared):.3f}")
+    assert np.mean(f1s) >= 0.9
+
+
+def test_n200_nmse_beats_ridge_lasso_l21():
+    ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared=40,
+                            n_samples=400, noise=1.0, random_state=0)
+    train = np.concatenate([np.flatnonzero(ds.task == t)[:200] for t in range(30)])
+    test = np.setdiff1d(np.arange(ds.task.size), train)
+    Xtr, ytr, ttr = ds.X[train], ds.y[train], ds.task[train]
+
+    def score(est):
+        est.fit(Xtr, ytr, ttr)
+        return nmse(ds.y[test], est.predict(ds.X[test], ds.task[test]), ds.task[test])
+
+    # every model gets its best lambda from the same small grid of fractions of lambda_max
+    # (the paper tunes by cross-validation); rMTFL keeps its default ratio lambda2/lambda1
+    fractions = (0.003, 0.03, 0.3)
+    lam1_max = RobustMTFL().lambda_max(Xtr, ytr, ttr)["lambda1"]
+    ours = min(score(RobustMTFL(lambda1=f * lam1_max)) for f in fractions)
+    for cls in (MultiTaskRidge, MultiTaskLassoL1, L21MTFL):
+        best = min(score(cls(lam=f * cls(lam=1.0).fit(Xtr, ytr, ttr).lambda_max_))
+                   for f in fractions)
+        print(cls.__name__, best, "rMTFL", ours)
+        assert ours < best, cls.__name__
+
+
+def test_baselines_fit_and_two_stage():
+    ds = make_outlier_tasks(n_tasks=12, n_outliers=3, n_features=30, n_shared=6,
+                            n_samples=40, noise=1.0, random_state=1)
+    for est in (RMTL(), TraceNormMTL(), ColumnGroupMTL(), MultiTaskRidge()):
+        est.fit(ds.X, ds.y, ds.task)
+        assert est.coef_.shape == (30, 12)
+        h = est.objective_history_
+        assert np.all(np.diff(h) <= 1e-12 * abs(h[0]))
+    two = TwoStageRMTFL().fit(ds.X, ds.y, ds.task)
+    assert set(two.outlier_tasks_) == set(np.flatnonzero(ds.truth["outlier_tasks"]))
+    keep = np.setdiff1d(np.arange(12), two.outlier_tasks_)
+    assert np.allclose(two.coef_[:, keep], two.refit_.coef_)
+
+
+def test_fit_iter_snapshots_and_warm_start():
+    X, y, task = _small()
+    est = RobustMTFL(lambda1=0.05, lambda2=0.2, warm_start=True)
+    snaps = list(est.fit_iter(X, y, task))
+    assert {"P", "Q", "W"} <= set(snaps[-1].matrices)
+    assert "outlier_scores" in snaps[-1].info
+    n_cold = est.n_iter_
+    est.set_params(lambda2=0.21).fit(X, y, task)
+    assert est.n_iter_ < n_cold
+    assert np.allclose(row_norms(est.P_) > 0, np.isin(np.arange(6), est.shared_features_))
+    assert column_norms(est.Q_).shape == (4,)

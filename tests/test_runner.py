@@ -1,0 +1,223 @@
+"""The live-fit runner's pure-Python core and its thin Panel layer (no browser)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from explorer.app.runner import FitSession, LiveFitRunner, SnapshotRecord
+from explorer.models.base import FitDivergedError, Snapshot
+
+
+class FakeEstimator:
+    """fit_iter yields n snapshots; optional delay per step, failure, warning."""
+
+    def __init__(self, n=5, delay=0.0, fail_at=None, exc=ValueError, warn=False):
+        self.n, self.delay, self.fail_at, self.exc, self.warn = n, delay, fail_at, exc, warn
+        self.produced = 0
+
+    def fit_iter(self, X, y, task):
+        for i in range(1, self.n + 1):
+            if self.delay:
+                time.sleep(self.delay)
+            if self.fail_at == i:
+                raise self.exc(f"boom at step {i}")
+            self.produced = i
+            yield Snapshot(step=i, objective=1.0 / i, matrices={"W": np.full((2, 2), i)})
+        if self.warn:
+            warnings.warn("did not converge in 5 iterations", ConvergenceWarning, stacklevel=1)
+
+
+def data():
+    return np.zeros((4, 2)), np.zeros(4), np.zeros(4, dtype=int)
+
+
+def session(**kw):
+    cap = kw.pop("record_cap", 500)
+    est = FakeEstimator(**kw)
+    return FitSession(lambda: est, data, record_cap=cap), est
+
+
+def test_idle_running_done():
+    s, _ = session(n=5)
+    assert s.state == "idle" and s.latest() is None
+    s.run()
+    assert s.wait(5)
+    assert s.state == "done"
+    assert [snap.step for snap in s.record.items()] == [1, 2, 3, 4, 5]
+    assert s.latest().step == 5
+
+
+def test_step_advances_exactly_one_snapshot():
+    s, est = session(n=10)
+    for k in range(1, 4):
+        s.step()
+        assert s.wait(5)
+        assert s.state == "paused"
+        assert s.latest().step == k and len(s.record) == k
+    time.sleep(0.1)
+    assert est.produced == 3
+    s.run()
+    assert s.wait(5) and s.state == "done" and s.latest().step == 10
+
+
+def test_pause_and_resume():
+    s, _ = session(n=200, delay=0.005)
+    s.run()
+    time.sleep(0.1)
+    s.pause()
+    assert s.wait(5)
+    assert s.state == "paused"
+    frozen = s.version
+    time.sleep(0.1)
+    assert s.version == frozen
+    s.run()
+    assert s.wait(10) and s.state == "done" and s.version == 200
+
+
+def test_reset_clears():
+    s, _ = session(n=50, delay=0.005)
+    s.run()
+    time.sleep(0.05)
+    s.reset()
+    assert s.state == "idle" and s.latest() is None and len(s.record) == 0 and not s.active
+
+
+def test_record_stays_bounded_and_keeps_ends():
+    rec = SnapshotRecord(cap=10)
+    for i in range(1000):
+        rec.append(i)
+        assert len(rec) <= 10
+    items = rec.items()
+    assert items[0] == 0 and items[-1] == 999 and items == sorted(items)
+    s, _ = session(n=300, record_cap=16)
+    s.run()
+    assert s.wait(10)
+    assert len(s.record) <= 16 and s.record[0].step == 1 and s.record[-1].step == 300
+
+
+def test_record_rejects_small_cap():
+    with pytest.raises(ValueError, match="cap"):
+        SnapshotRecord(cap=1)
+
+
+def test_slow_consumer_sees_only_newest_and_never_blocks_worker():
+    s, _ = session(n=400)
+    s.run()
+    seen = []
+    while s.active or s.state == "running":
+        snap = s.latest()
+        if snap is not None:
+            seen.append(snap.step)
+        time.sleep(0.02)  # a slow "render"
+    assert s.state == "done" and s.version == 400
+    assert seen == sorted(seen)
+    assert s.latest().step == 400
+
+
+def test_clean_stop_with_slow_estimator():
+    s, est = session(n=10_000, delay=0.02)
+    s.run()
+    time.sleep(0.1)
+    thread = s._thread
+    s.stop(timeout=2)
+    assert not thread.is_alive()
+    produced = est.produced
+    time.sleep(0.1)
+    assert est.produced == produced
+
+
+@pytest.mark.parametrize("exc", [ValueError, FitDivergedError, RuntimeError])
+def test_errors_are_captured_with_message(exc):
+    s, _ = session(n=5, fail_at=3, exc=exc)
+    s.run()
+    assert s.wait(5)
+    assert s.state == "error"
+    assert exc.__name__ in s.error and "boom at step 3" in s.error
+    assert s.latest().step == 2
+
+
+def test_convergence_warning_is_captured():
+    s, _ = session(n=3, warn=True)
+    s.run()
+    assert s.wait(5) and s.state == "done"
+    assert any("ConvergenceWarning" in w and "did not converge" in w for w in s.warnings)
+
+
+def test_speed_throttles_worker():
+    s, _ = session(n=1000)
+    s.steps_per_second = 10.0
+    s.run()
+    time.sleep(0.35)
+    assert 1 <= s.version < 50
+    s.stop()
+
+
+# ------------------------------------------------------------------ Panel layer
+def test_runner_renders_newest_and_reports_errors():
+    rendered, finished = [], []
+    est = FakeEstimator(n=6)
+    runner = LiveFitRunner(lambda: est, data, rendered.append, finished.append)
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    assert runner.session.wait(5)
+    runner.poll()
+    assert rendered[-1].step == 6 and len(rendered) == 1  # only the newest is rendered
+    assert finished == [est]
+    assert "done" in runner.status and "step 6" in runner.status
+    assert runner._scrub.end == 5 and not runner._scrub.disabled
+    runner._scrub.value = 1  # scrub back: renders that snapshot, stops following
+    assert rendered[-1].step == 2 and not runner._following
+
+    failing = LiveFitRunner(lambda: FakeEstimator(n=5, fail_at=2), data, lambda s: None)
+    failing.session.run()
+    assert failing.session.wait(5)
+    failing.poll()
+    assert failing._alert.visible and "boom at step 2" in failing._alert.object
+
+
+def test_render_exception_does_not_kill_run():
+    calls = []
+
+    def render(snap):
+        calls.append(snap.step)
+        raise KeyError("bad view")
+
+    runner = LiveFitRunner(lambda: FakeEstimator(n=20, delay=0.002), data, render)
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    while runner.session.active:
+        runner.poll()
+        time.sleep(0.005)
+    runner.poll()
+    assert runner.session.state == "done" and runner.session.version == 20
+    assert calls and "bad view" in runner._alert.object
+
+
+def test_step_button_path_and_reset():
+    rendered = []
+    runner = LiveFitRunner(lambda: FakeEstimator(n=4), data, rendered.append)
+    runner.step()  # no server: waits and renders synchronously
+    assert rendered[-1].step == 1 and runner.session.state == "paused"
+    runner.reset()
+    assert runner.session.state == "idle" and runner.status == "Ready."
+    assert threading.active_count() >= 1
+
+
+def test_real_regularized_model_runs():
+    from explorer.models.regularized import RegularizedMTL
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    task = np.repeat([0, 1, 2], 20)
+    y = (X[:, 0] > 0).astype(int)
+    s = FitSession(lambda: RegularizedMTL(max_iter=20), lambda: (X, y, task))
+    s.run()
+    assert s.wait(30)
+    assert s.state == "done", s.error
+    assert s.latest().matrices["similarity"].shape == (3, 3)

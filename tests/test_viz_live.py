@@ -1,0 +1,67 @@
+"""Plain-Bokeh live views: shapes, fixed colour limits, distinct zeros, names on axes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from explorer.viz.live import ZERO_COLOR, BarView, CurveView, MatrixHeatmap
+
+
+def test_heatmap_shapes_names_and_fixed_limits():
+    view = MatrixHeatmap(["T0", "T1", "T2"], ["f0", "f1"], limit=2.0, title="W")
+    assert view.shape == (3, 2) and len(view.source.data["value"]) == 6
+    assert list(view.figure.x_range.factors) == ["f0", "f1"]
+    assert set(view.figure.y_range.factors) == {"T0", "T1", "T2"}
+    source = view.source
+    rng = np.random.default_rng(0)
+    for scale in (0.01, 1.0, 100.0):
+        view.update(scale * rng.normal(size=(3, 2)))
+        assert (view.color_mapper.low, view.color_mapper.high) == (-2.0, 2.0)
+    assert view.source is source
+    view.set_limit(0.5)
+    assert (view.color_mapper.low, view.color_mapper.high) == (-0.5, 0.5)
+    assert view.source.data["row"][5] == "T2" and view.source.data["col"][5] == "f1"
+
+
+def test_heatmap_zero_cells_are_distinct():
+    view = MatrixHeatmap(["a", "b"], ["a", "b"])
+    view.update(np.array([[0.0, 1e-9], [-0.3, 0.0]]))
+    data = view.source.data
+    assert data["is_zero"] == [True, False, False, True]
+    assert np.isnan(data["shown"][0]) and data["shown"][1] == 1e-9
+    assert data["hatch_pattern"][0] != data["hatch_pattern"][1]
+    assert view.color_mapper.nan_color == ZERO_COLOR
+
+
+def test_heatmap_bad_input():
+    view = MatrixHeatmap(["a"], ["x", "y"])
+    with pytest.raises(ValueError, match="shape"):
+        view.update(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="limit"):
+        view.set_limit(0)
+    with pytest.raises(ValueError, match="row_names"):
+        MatrixHeatmap([], ["x"])
+
+
+def test_curve_streams_with_rollover():
+    view = CurveView(rollover=5)
+    for i in range(12):
+        view.update(i, 1.0 / (i + 1))
+    assert view.source.data["x"] == [7, 8, 9, 10, 11]
+    view.reset([0, 1], [3, 2])
+    assert view.source.data["y"] == [3.0, 2.0]
+
+
+def test_bars_grouped_highlight_threshold():
+    view = BarView(["T0", "T1", "T2"], ["shared", "separate"], threshold=0.5)
+    assert len(view.source.data["x"]) == 6 and view.threshold.visible
+    view.update({"shared": [0.1, 0.2, 0.3]}, highlight=[2])
+    assert view.source.data["value"] == [0.1, 0.0, 0.2, 0.0, 0.3, 0.0]
+    assert view.source.data["alpha"][4] == 1.0 and view.source.data["alpha"][0] < 1.0
+    view.set_threshold(None)
+    assert not view.threshold.visible
+    with pytest.raises(ValueError, match="shape"):
+        view.update({"shared": [0.1]})
+    with pytest.raises(ValueError, match="unknown series"):
+        view.update({"nope": [0, 0, 0]})

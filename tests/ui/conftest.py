@@ -1,0 +1,126 @@
+"""Real-browser fixtures: one ``panel serve apps/explorer.py`` per session, headless Chromium.
+
+* ``app_url``: the served app's URL (``http://localhost:<port>/explorer``); the server is
+  started once per test session and killed at the end. A server that fails to start fails
+  the tests with its stderr.
+* ``new_page``: a factory of pages, each in a *fresh* browser context (no shared cookies or
+  storage: what a colleague opening a copied link sees). Every console error of every page
+  fails the test, except the named, explained messages in ``ALLOWED_CONSOLE_ERRORS``.
+* ``page``: one such page, 1400 x 900.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+VIEWPORT = {"width": 1400, "height": 900}
+STARTUP_TIMEOUT_S = 60
+
+#: Console errors that are not the app's fault, each with the reason it is harmless.
+ALLOWED_CONSOLE_ERRORS: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"favicon\.ico.*404|Failed to load resource.*favicon"),
+     "Chromium asks for /favicon.ico, which the Panel server does not serve."),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_url():
+    port = _free_port()
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    log = tempfile.TemporaryFile(mode="w+b")
+    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--port", str(port),
+           f"--allow-websocket-origin=localhost:{port}"]
+    process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://localhost:{port}/explorer"
+
+    def server_output() -> str:
+        log.seek(0)
+        return log.read().decode(errors="replace")[-5000:]
+
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    try:
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"panel serve exited with code {process.returncode}:\n"
+                            f"{server_output()}", pytrace=False)
+            try:
+                with urllib.request.urlopen(url, timeout=10) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"panel serve did not answer within {STARTUP_TIMEOUT_S} s:\n"
+                            f"{server_output()}", pytrace=False)
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def _allowed(text: str) -> bool:
+    return any(pattern.search(text) for pattern, _ in ALLOWED_CONSOLE_ERRORS)
+
+
+@pytest.fixture
+def new_page(browser):
+    """Factory: ``new_page()`` opens a page in a fresh context; console errors fail the test."""
+    contexts = []
+    errors: list[str] = []
+
+    def make():
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(20_000)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}")
+                if msg.type == "error" and not _allowed(msg.text) else None)
+        page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+        return page
+
+    yield make
+    for context in contexts:
+        context.close()
+    if errors:
+        pytest.fail("browser console errors:\n" + "\n".join(errors), pytrace=False)
+
+
+@pytest.fixture
+def page(new_page):
+    return new_page()

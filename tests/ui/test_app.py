@@ -1,0 +1,127 @@
+"""The app end to end in headless Chromium against one real ``panel serve apps/explorer.py``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from explorer.data.catalog import CATALOG
+
+pytestmark = pytest.mark.ui
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT = ROOT / "docs" / "screenshot.png"
+
+
+def open_app(page, url: str):
+    page.goto(url)
+    summary(page).wait_for()
+    return page
+
+
+def summary(page):
+    """The sidebar's one-line data summary ('Data: 3 tasks · 40 per task · ...')."""
+    return page.locator("p", has_text="Data:").first
+
+
+def current_url(page) -> str:
+    # what the user copies from the address bar (the app rewrites it with history.pushState)
+    return page.evaluate("window.location.href")
+
+
+def choose_dataset(page, name: str) -> None:
+    page.get_by_role("combobox", name="Dataset").select_option(label=CATALOG[name].label)
+
+
+def test_page_opens_titled(app_url, page):
+    open_app(page, app_url)
+    assert page.title() == "MTL Explorer"
+    assert page.get_by_text("MTL Explorer").first.is_visible()
+    assert re.search(r"\d+ tasks", summary(page).inner_text())
+
+
+#: Fingerprint of what the browser draws: for every glyph renderer currently shown, the sum
+#: of one column of its data source (``x`` for scatters, ``value`` for heatmaps), sorted.
+FINGERPRINT_JS = """(column) => {
+  const out = [];
+  for (const view of Bokeh.index.all_views()) {
+    const source = view.model.data_source;
+    if (source == null || view.model.glyph == null) continue;
+    const data = source.data;
+    const values = data instanceof Map ? data.get(column) : data[column];
+    if (values == null) continue;
+    let total = 0;
+    for (const v of values) {
+      if (typeof v === "number") total += v; else for (const w of v) total += w;
+    }
+    out.push(Math.round(total * 1e6) / 1e6);
+  }
+  return out.sort();
+}"""
+
+
+def fingerprint(page, column: str = "x") -> list[float]:
+    return page.evaluate(FINGERPRINT_JS, column)
+
+
+def test_changing_the_generator_changes_the_tasks_page(app_url, page):
+    open_app(page, app_url)
+    before_summary, before_points = summary(page).inner_text(), fingerprint(page)
+    assert page.get_by_text("+1 related, -1 negated, 0 unrelated").first.is_visible()
+    choose_dataset(page, "outlier_tasks")
+    page.get_by_text("1 marks a task that does not share").first.wait_for()
+    page.wait_for_function("(s) => !document.body.innerText.includes(s)",
+                           arg="+1 related, -1 negated, 0 unrelated")
+    assert summary(page).inner_text() != before_summary
+    assert "regression" in summary(page).inner_text()
+    assert fingerprint(page) != before_points
+
+
+def test_copied_link_reproduces_the_data(app_url, new_page):
+    sender = open_app(new_page(), app_url)
+    default_points = fingerprint(sender)
+    choose_dataset(sender, "outlier_tasks")
+    sender.get_by_text("1 marks a task that does not share").first.wait_for()
+    for label, value in (("Data seed", "17"), ("Init seed", "5")):
+        box = sender.get_by_label(label)
+        box.fill(value)
+        box.press("Enter")
+    sender.wait_for_function("() => window.location.search.includes('init_seed=5')")
+    sender.wait_for_function("() => window.location.search.includes('data_seed=17')")
+    link = current_url(sender)
+    assert "data=outlier_tasks" in link
+
+    receiver = open_app(new_page(), link)     # a fresh context: nothing shared but the link
+    receiver.get_by_text("1 marks a task that does not share").first.wait_for()
+    assert summary(receiver).inner_text() == summary(sender).inner_text()
+    assert receiver.get_by_label("Data seed").input_value() == "17"
+    assert receiver.get_by_label("Init seed").input_value() == "5"
+    received_points = fingerprint(receiver)
+    assert received_points == fingerprint(sender)   # the same points are drawn
+    assert received_points != default_points
+
+
+def toast(page, text: str):
+    return page.locator(".notyf__message", has_text=text).first
+
+
+def test_bad_values_show_a_message_and_the_app_keeps_working(app_url, page):
+    # a tampered link: the bad values are named, the rest of the page works
+    open_app(page, app_url + "?data_seed=-4&page=%3Cscript%3E&d.no_such_param=1")
+    toast(page, "could not be used").wait_for()
+    message = toast(page, "could not be used").inner_text()
+    assert "data_seed" in message and "no_such_param" in message
+    # a malformed upload: an error toast, the previous data stays
+    before = summary(page).inner_text()
+    page.locator("input[type=file]").set_input_files(files=[{
+        "name": "broken.csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n"}])
+    toast(page, "broken.csv").wait_for()
+    assert "task" in toast(page, "broken.csv").inner_text()
+    assert summary(page).inner_text() == before
+    # and the app still answers
+    box = page.get_by_label("Data seed")
+    box.fill("3")
+    box.press("Enter")
+    page.wait_for_function("() => window.location.search.includes('data_seed=3')")
