@@ -265,15 +265,18 @@ class LiveFitRunner(pn.viewable.Viewer):
         Page-owned; patches Bokeh sources. Called on the session's thread.
     on_finish : callable (estimator) -> None, optional
         Called once when a fit completes.
+    on_reset : callable () -> None, optional
+        Called after every reset (the Reset button, or a page's own ``reset()`` when its data
+        or hyper-parameters change): the page clears its views here.
     """
 
     status = param.String(default="Ready.")
 
-    def __init__(self, make_estimator, get_data, render, on_finish=None, *, record_cap=500,
-                 period_ms: int = 100, **params):
+    def __init__(self, make_estimator, get_data, render, on_finish=None, on_reset=None, *,
+                 record_cap=500, period_ms: int = 100, **params):
         super().__init__(**params)
         self.session = FitSession(make_estimator, get_data, record_cap=record_cap)
-        self.render, self.on_finish = render, on_finish
+        self.render, self.on_finish, self.on_reset = render, on_finish, on_reset
         self.period_ms = int(period_ms)
         self._shown_version = -1
         self._callback = None
@@ -338,6 +341,11 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._alert.visible = False
         self._scrub.disabled = True
         self.status = "Ready."
+        if self.on_reset is not None:
+            try:
+                self.on_reset()
+            except Exception as exc:  # noqa: BLE001 -- a view bug must not break the controls
+                self._notify(f"Clearing the views failed: {type(exc).__name__}: {exc}", "warning")
 
     # ------------------------------------------------------------------ polling
     @staticmethod

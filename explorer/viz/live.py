@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from bokeh.models import ColumnDataSource, HoverTool, LinearColorMapper, Span
+from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Span
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
@@ -26,7 +26,7 @@ ZERO_COLOR = "#d9d9d9"
 """Fill of cells whose value is exactly 0 (neutral grey, hatched)."""
 
 DIVERGING = tuple(reversed(RdBu11))
-"""Blue (negative) -> white (0) -> red (positive)."""
+"""Red (negative) -> white (0) -> blue (positive), the convention of every matrix in the app."""
 
 FONT = "13pt"
 
@@ -84,6 +84,9 @@ class MatrixHeatmap:
                                           ("value", "@value{0.000}")]))
         fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
         fig.grid.grid_line_color = None
+        # The colour bar makes the fixed limits readable (a cell's value needs no hover).
+        fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
+                                major_label_text_font_size="10pt"), "right")
         _style(fig)
 
     @staticmethod
@@ -198,6 +201,9 @@ class BarView:
                               visible=threshold is not None)
         fig.add_layout(self.threshold)
         _style(fig)
+        if len(self.series) > 1:  # the legend names the series; per-bar labels only collide
+            fig.xaxis.major_label_text_font_size = "0pt"
+            fig.xaxis.group_text_font_size = "11pt"
 
     def update(self, values: dict, highlight: Sequence[int] = ()) -> None:
         """Set each series' per-task values; tasks in ``highlight`` are opaque, others faded.

@@ -125,3 +125,37 @@ def test_bad_values_show_a_message_and_the_app_keeps_working(app_url, page):
     box.fill("3")
     box.press("Enter")
     page.wait_for_function("() => window.location.search.includes('data_seed=3')")
+
+
+def test_trees_page_grows_node_by_node(app_url, page):
+    open_app(page, app_url + "?page=trees&data=local_relatedness")
+    page.get_by_text("Empty tree").first.wait_for()
+    drawn = [fingerprint(page)]
+    for n_nodes in (1, 2, 3):
+        page.get_by_role("button", name="Step").click()
+        page.get_by_text(f"Nodes grown: {n_nodes};").first.wait_for()
+        drawn.append(fingerprint(page))
+    assert page.get_by_text("decided by").first.is_visible()   # the root split is named
+    assert all(a != b for a, b in zip(drawn, drawn[1:], strict=False))  # every step redraws
+    # Run grows the rest of the tree; Reset empties it again.
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text("the tree is complete").first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Reset").click()
+    page.get_by_text("Empty tree").first.wait_for()
+
+
+def test_shared_vs_separate_runs_live_and_compares(app_url, page):
+    open_app(page, app_url + "?page=shared_vs_separate")
+    page.get_by_text("Learned task similarity").first.wait_for()
+    before = fingerprint(page, "value")
+    page.get_by_role("combobox", name="Speed").select_option("30 steps/s")
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text("Mean test error").first.wait_for(timeout=60_000)
+    note = page.get_by_text("Mean test error").first.inner_text()
+    shared, separate = (float(v) for v in re.findall(r"(\d\.\d{3})", note)[:2])
+    assert 0.0 <= shared <= 1.0 and 0.0 <= separate <= 1.0
+    assert fingerprint(page, "value") != before     # similarity and bars were drawn
+    assert page.get_by_text(re.compile(r"done - step \d+")).first.is_visible()
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))

@@ -24,7 +24,7 @@ INTRO = """
 **Shared**: one regularized multi-task model (RegularizedMTL) learns all tasks together;
 `lambda1` pulls related tasks' weight vectors towards each other, `lambda2` keeps them small.
 Watch the learned **task similarity** (cosine of the weight vectors) converge, and compare it
-with the **true** relation of the generated tasks (red = related, blue = negated, grey hatched
+with the **true** relation of the generated tasks (blue = related, red = negated, grey hatched
 = exactly 0). At the end the bars show each task's **test error** for both approaches.
 """
 
@@ -42,7 +42,7 @@ class SharedVsSeparatePage(pn.viewable.Viewer):
         self.lambda2 = pn.widgets.DiscreteSlider(label="lambda2 (weight size)",
                                                  options=LAMBDAS, value=0.01, width=260)
         self.runner = LiveFitRunner(self._make_estimator, self._data, self._render,
-                                    self._finished)
+                                    self._finished, self._cleared)
         self._panes = [pn.pane.Bokeh(sizing_mode="stretch_width") for _ in range(4)]
         self._note = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._build_views()
@@ -134,12 +134,17 @@ class SharedVsSeparatePage(pn.viewable.Viewer):
                              f"{len(better)} of {len(err_shared)} tasks (highlighted).")
 
     # ------------------------------------------------------------------ events
+    def _cleared(self):
+        """The runner was reset: empty the live views (the truth stays)."""
+        if hasattr(self, "curve"):
+            self.similarity.update(np.zeros(self.similarity.shape))
+            self.curve.reset()
+            self.bars.update({})
+        self._note.object = ""
+
     def _changed(self, *_):
         self.runner.reset()
-        self.curve.reset()
-        self._note.object = ""
 
     def _data_changed(self, *_):
         self.runner.reset()
-        self._note.object = ""
         self._build_views()

@@ -73,8 +73,8 @@ class TreesPage(pn.viewable.Viewer):
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width")
         self._diagram_pane = pn.pane.Bokeh(sizing_mode="fixed")
         self._gains_pane = pn.pane.Bokeh(sizing_mode="fixed")
-        self._partition_pane = pn.Row()
-        self._boost_panes = pn.Row()
+        self._partition_pane = pn.FlexBox()
+        self._boost_panes = pn.FlexBox()
         self._figure3 = pn.pane.Bokeh(theorem1_boxplot(_figure3_ratios()))
         self._runner = self._make_runner()
         self.boost_button.on_click(self._boost)
@@ -90,7 +90,7 @@ class TreesPage(pn.viewable.Viewer):
             pn.Row(self.criterion, self.depth),
             self._runner_controls(),
             self.status,
-            pn.Row(self._diagram_pane, self._gains_pane),
+            pn.FlexBox(self._diagram_pane, self._gains_pane),
             self._partition_pane,
             pn.pane.Markdown("### Boosting: MT-Adaboost (Algorithm 2)"),
             pn.Row(self.rounds, self.boost_depth, self.boost_button, self.boost_note),
@@ -117,14 +117,14 @@ class TreesPage(pn.viewable.Viewer):
         return LiveFitRunner(
             make_estimator=lambda: MTDecisionTree(criterion=self.criterion.value,
                                                   max_depth=self.depth.value),
-            get_data=data, render=self._render_snapshot)
+            get_data=data, render=self._render_snapshot,
+            on_reset=lambda: self._render_snapshot(None))
 
     def _runner_controls(self):
         return self._runner
 
     def _restart(self, *events) -> None:
-        self._runner.reset()
-        self._render_snapshot(None)
+        self._runner.reset()  # its on_reset empties the views
 
     def _on_data(self, *events) -> None:
         train = self._state.train
@@ -155,6 +155,8 @@ class TreesPage(pn.viewable.Viewer):
     def _render_snapshot(self, snapshot) -> None:
         """Draw one recorded snapshot (the newest while running, any when scrubbing)."""
         if snapshot is None:
+            if not hasattr(self, "_diagram"):  # no classification data yet: nothing drawn
+                return
             self._diagram.update([], title="MT-DT: click Step to add a node")
             self._gains.update(None)
             if self._partition is not None:
