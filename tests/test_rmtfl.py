@@ -180,3 +180,14 @@ def test_fit_iter_snapshots_and_warm_start():
     assert est.n_iter_ < n_cold
     assert np.allclose(row_norms(est.P_) > 0, np.isin(np.arange(6), est.shared_features_))
     assert column_norms(est.Q_).shape == (4,)
+
+
+def test_task_relationships_are_the_contract_matrices():
+    X, y, task = _small()
+    est = RobustMTFL(lambda1=0.05, lambda2=0.2).fit(X, y, task)
+    rel = est.task_relationships()
+    assert set(rel) == {"P", "Q", "W", "outlier_scores"}
+    assert rel["W"].shape == (X.shape[1], 4) and rel["outlier_scores"].shape == (4,)
+    np.testing.assert_allclose(rel["P"] + rel["Q"], rel["W"], atol=1e-12)
+    # a task is an outlier exactly when its column of Q is nonzero
+    assert list(np.flatnonzero(np.linalg.norm(rel["Q"], axis=0) > 0)) == list(est.outlier_tasks_)

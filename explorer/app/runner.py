@@ -347,6 +347,17 @@ class LiveFitRunner(pn.viewable.Viewer):
             except Exception as exc:  # noqa: BLE001 -- a view bug must not break the controls
                 self._notify(f"Clearing the views failed: {type(exc).__name__}: {exc}", "warning")
 
+    def objective_trace(self, up_to_step: int) -> tuple[list, list]:
+        """``(steps, objectives)`` of the recorded snapshots up to ``up_to_step``.
+
+        The periodic callback renders only the newest snapshot (frames are taken, never
+        queued), so a curve drawn from rendered frames would miss steps; pages draw their
+        objective curve from the record instead, which also serves scrubbing back.
+        """
+        kept = [(s.step, s.objective) for s in self.session.record.items()
+                if s.step <= up_to_step and s.objective is not None]
+        return [k for k, _ in kept], [v for _, v in kept]
+
     # ------------------------------------------------------------------ polling
     @staticmethod
     def _has_server() -> bool:

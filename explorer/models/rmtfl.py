@@ -267,9 +267,10 @@ class RobustMTFL(_StackedProxMTL):
         return {"lambda1": data.lambda_max_rows(), "lambda2": data.lambda_max_columns()}
 
     def task_relationships(self) -> dict[str, np.ndarray]:
-        """``{"outlier_scores": (m,)}``."""
+        """``{"P", "Q", "W": (d, m) on the user's scale, "outlier_scores": (m,)}`` (DESIGN.md)."""
         check_is_fitted(self, "coef_")
-        return {"outlier_scores": self.outlier_scores_.copy()}
+        return {"P": self.P_.copy(), "Q": self.Q_.copy(), "W": self.coef_.copy(),
+                "outlier_scores": self.outlier_scores_.copy()}
 
 
 class _SinglePenaltyMTL(_StackedProxMTL):

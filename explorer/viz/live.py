@@ -29,6 +29,7 @@ DIVERGING = tuple(reversed(RdBu11))
 """Red (negative) -> white (0) -> blue (positive), the convention of every matrix in the app."""
 
 FONT = "13pt"
+MAX_TICK_LABELS = 40
 
 
 def _style(fig):
@@ -50,6 +51,9 @@ class MatrixHeatmap:
         Symmetric colour limits ``[-limit, limit]``; fixed across updates (a live view
         whose colours rescale every frame is unreadable).
     title : str
+    x_label, y_label : str
+        Axis titles. With more than ``MAX_TICK_LABELS`` columns (rows) the tick labels are
+        hidden (they would overlap); hover still names every cell.
 
     Examples
     --------
@@ -60,7 +64,8 @@ class MatrixHeatmap:
     """
 
     def __init__(self, row_names: Sequence[str], col_names: Sequence[str], *, limit: float = 1.0,
-                 title: str = "", width: int = 420, height: int = 380):
+                 title: str = "", width: int = 420, height: int = 380, x_label: str = "",
+                 y_label: str = ""):
         self.row_names = [str(n) for n in row_names]
         self.col_names = [str(n) for n in col_names]
         if not self.row_names or not self.col_names:
@@ -83,11 +88,16 @@ class MatrixHeatmap:
         fig.add_tools(HoverTool(tooltips=[("row", "@row"), ("column", "@col"),
                                           ("value", "@value{0.000}")]))
         fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
+        fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
         fig.grid.grid_line_color = None
         # The colour bar makes the fixed limits readable (a cell's value needs no hover).
         fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
                                 major_label_text_font_size="10pt"), "right")
         _style(fig)
+        for axis, n in ((fig.xaxis, c), (fig.yaxis, r)):
+            if n > MAX_TICK_LABELS:
+                axis.major_label_text_font_size = "0pt"
+                axis.major_tick_line_color = None
 
     @staticmethod
     def _columns(matrix, rows=None, cols=None):

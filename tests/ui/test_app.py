@@ -159,3 +159,25 @@ def test_shared_vs_separate_runs_live_and_compares(app_url, page):
     assert page.get_by_text(re.compile(r"done - step \d+")).first.is_visible()
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
+
+
+def test_outliers_page_runs_and_a_lambda_slider_refits(app_url, page):
+    open_app(page, app_url + "?page=outliers&data=outlier_tasks")
+    page.get_by_text("rMTFL writes every task").first.wait_for()
+    before = fingerprint(page, "value")
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text("Test nMSE").first.wait_for(timeout=60_000)
+    assert fingerprint(page, "value") != before            # P, Q, W heatmaps were drawn
+    scores = fingerprint(page, "score")
+    assert any(s > 0 for s in scores)                       # some task was called an outlier
+    assert "F1 against the truth" in page.get_by_text("Test nMSE").first.inner_text()
+    # lambda2 to its largest value: the slider refits (warm) and no task stays an outlier
+    slider = page.locator("div", has=page.get_by_text("lambda2 (outlier tasks")).filter(
+        has=page.locator(".noUi-handle")).last       # the innermost box with label and slider
+    handle = slider.locator(".noUi-handle")
+    handle.focus()
+    handle.press("End")
+    page.get_by_text("Detected outlier tasks: none").first.wait_for(timeout=60_000)
+    page.get_by_text("Test nMSE").first.wait_for(timeout=60_000)
+    assert all(s == 0 for s in fingerprint(page, "score"))

@@ -54,6 +54,12 @@ def _trees(state):
     return TreesPage(state)
 
 
+def _outliers(state):
+    from .outliers import OutliersPage
+
+    return OutliersPage(state)
+
+
 def _shared_vs_separate(state):
     from .shared_vs_separate import SharedVsSeparatePage
 
@@ -64,4 +70,5 @@ PAGES: list[Page] = [
     Page("tasks", "Tasks", _tasks, ("classification", "regression")),
     Page("shared_vs_separate", "Shared vs separate", _shared_vs_separate),
     Page("trees", "Trees", _trees, ("classification",)),
+    Page("outliers", "Outliers & shared features", _outliers, ("regression",)),
 ]

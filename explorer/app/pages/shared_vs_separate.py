@@ -106,14 +106,7 @@ class SharedVsSeparatePage(pn.viewable.Viewer):
         sim = snap.matrices.get("similarity")
         if sim is not None and np.shape(sim) == self.similarity.shape:
             self.similarity.update(sim)
-        if snap.objective is not None:
-            xs = self.curve.source.data["x"]
-            if xs and snap.step <= xs[-1]:  # scrubbed back: redraw the curve up to this step
-                kept = [(s.step, s.objective) for s in self.runner.session.record.items()
-                        if s.step <= snap.step and s.objective is not None]
-                self.curve.reset([k for k, _ in kept], [v for _, v in kept])
-            else:
-                self.curve.update(snap.step, snap.objective)
+        self.curve.reset(*self.runner.objective_trace(snap.step))
 
     def _errors(self, model):
         test = self.state.test

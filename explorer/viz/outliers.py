@@ -1,0 +1,124 @@
+"""Outlier-task scores of rMTFL as live bars, right/wrong against the truth (plain Bokeh).
+
+rMTFL's outlier score of task i is the L2 norm of column i of Q; the column group
+soft-thresholding of the solver (Eq. 7 of Gong, Ye & Zhang 2012) sets a column exactly to 0
+unless the task needs weights of its own, so the detection threshold is 0: any nonzero
+column is an outlier. The view draws the threshold as a dashed line and colours each bar by
+what the detection means against the truth, when the truth is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
+from bokeh.plotting import figure
+
+__all__ = ["OUTCOME_COLORS", "OutlierBars", "detection_outcomes"]
+
+#: Fill colour per outcome of a task's detection.
+OUTCOME_COLORS = {
+    "outlier (right)": "#1b9e77",     # detected and truly an outlier
+    "outlier (wrong)": "#d95f02",     # detected but the truth says it shares
+    "missed outlier": "#ffffff",      # a true outlier not detected (outlined)
+    "shares (right)": "#bdbdbd",      # not detected, and truly not an outlier
+    "outlier": "#1f77b4",             # detected, truth unknown
+    "shares": "#bdbdbd",              # not detected, truth unknown
+}
+
+
+def detection_outcomes(detected, truth=None) -> list[str]:
+    """One outcome label per task (keys of :data:`OUTCOME_COLORS`).
+
+    Parameters
+    ----------
+    detected : bool array (m,)
+    truth : bool array (m,) or None
+
+    >>> detection_outcomes([True, True, False, False], [True, False, True, False])
+    ['outlier (right)', 'outlier (wrong)', 'missed outlier', 'shares (right)']
+    >>> detection_outcomes([True, False])
+    ['outlier', 'shares']
+    """
+    detected = np.asarray(detected, dtype=bool)
+    if truth is None:
+        return ["outlier" if d else "shares" for d in detected]
+    truth = np.asarray(truth, dtype=bool)
+    if truth.shape != detected.shape:
+        raise ValueError(f"detection_outcomes: truth must have shape {detected.shape}; got "
+                         f"{truth.shape}.")
+    table = {(True, True): "outlier (right)", (True, False): "outlier (wrong)",
+             (False, True): "missed outlier", (False, False): "shares (right)"}
+    return [table[(bool(d), bool(t))] for d, t in zip(detected, truth, strict=True)]
+
+
+class OutlierBars:
+    """Per-task outlier scores ``||q_i||``; bars coloured by detection outcome.
+
+    Parameters
+    ----------
+    task_names : sequence of str
+    truth : bool array (m,) or None
+        The generator's ``truth["outlier_tasks"]``; None for real data.
+
+    Examples
+    --------
+    >>> bars = OutlierBars(["T0", "T1", "T2"], truth=[False, True, True])
+    >>> bars.update([0.0, 2.5, 0.0])
+    >>> bars.source.data["outcome"]
+    ['shares (right)', 'outlier (right)', 'missed outlier']
+    """
+
+    def __init__(self, task_names: Sequence[str], truth=None, *, title: str = "",
+                 width: int = 520, height: int = 300):
+        self.task_names = [str(t) for t in task_names]
+        m = len(self.task_names)
+        self.truth = None if truth is None else np.asarray(truth, dtype=bool)
+        if self.truth is not None and self.truth.shape != (m,):
+            raise ValueError(f"OutlierBars: truth must have shape ({m},); got "
+                             f"{self.truth.shape}.")
+        self.source = ColumnDataSource(self._columns(np.zeros(m)))
+        self.figure = fig = figure(
+            x_range=self.task_names, title=title or "Outlier score ||q_i|| per task",
+            width=width, height=height, tools="", toolbar_location=None,
+            sizing_mode="stretch_width")
+        renderer = fig.vbar(x="task", top="score", width=0.8, source=self.source,
+                            fill_color="color", line_color="line")
+        # A marker on the baseline for every task, so a missed outlier (score 0, no bar)
+        # is still visible.
+        fig.scatter(x="task", y=0.0, marker="square", size=13, source=self.source,
+                    fill_color="color", line_color="line", line_width=2)
+        # A legend of the outcomes that can occur (one fixed entry each, not per bar).
+        outcomes = (["outlier (right)", "outlier (wrong)", "missed outlier", "shares (right)"]
+                    if self.truth is not None else ["outlier", "shares"])
+        swatches = [fig.scatter([0], [0], marker="square", size=12, visible=False,
+                                fill_color=OUTCOME_COLORS[o], line_color="#333333")
+                    for o in outcomes]
+        fig.add_layout(Legend(items=[LegendItem(label=o, renderers=[r])
+                                     for o, r in zip(outcomes, swatches, strict=True)],
+                              location="top_left", label_text_font_size="10pt"))
+        fig.add_tools(HoverTool(renderers=[renderer],
+                                tooltips=[("task", "@task"), ("||q_i||", "@score{0.0000}"),
+                                          ("", "@outcome")]))
+        fig.add_layout(Span(location=0.0, dimension="width", line_dash="dashed",
+                            line_color="black", line_width=1.5))
+        fig.xaxis.major_label_orientation = 0.8 if m > 12 else 0.0
+        fig.yaxis.axis_label = "||q_i||  (0 = shares the features)"
+        fig.title.text_font_size = "13pt"
+
+    def _columns(self, scores):
+        scores = np.asarray(scores, dtype=float)
+        outcome = detection_outcomes(scores > 0, self.truth)
+        return {"task": self.task_names, "score": scores.tolist(), "outcome": outcome,
+                "color": [OUTCOME_COLORS[o] for o in outcome],
+                "line": ["#d95f02" if o == "missed outlier" else "#555555" for o in outcome]}
+
+
+    def update(self, scores) -> None:
+        """Show ``scores`` (shape (m,)); a task is detected when its score is > 0."""
+        scores = np.asarray(scores, dtype=float)
+        if scores.shape != (len(self.task_names),):
+            raise ValueError(f"OutlierBars.update: scores must have shape "
+                             f"({len(self.task_names)},); got {scores.shape}.")
+        self.source.data.update(self._columns(scores))
