@@ -1,0 +1,117 @@
+"""Every teaching notebook runs top to bottom, is stored without outputs, and says something sane.
+
+The kernel is this interpreter (``sys.executable``) through a throw-away kernelspec, so the test
+uses the venv's ipykernel whether or not the venv is activated and whatever kernelspecs the user
+has installed elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+
+NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+TIME_BUDGET = 20.0  # seconds of cell execution per notebook (kernel start-up excluded)
+
+
+def _kernel_manager(tmp_path: Path) -> AsyncKernelManager:
+    spec_dir = tmp_path / "kernels" / "explorer-test"
+    spec_dir.mkdir(parents=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "explorer test kernel",
+        "language": "python",
+        # solvers are single-threaded by design; BLAS threads only fight each other
+        "env": {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    specs = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])
+    return AsyncKernelManager(kernel_name="explorer-test", kernel_spec_manager=specs)
+
+
+def _text(nb) -> str:
+    """All stream and text/plain output of the executed notebook, in order."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out["output_type"] == "stream":
+                parts.append(out["text"])
+            elif "data" in out and "text/plain" in out["data"]:
+                parts.append(out["data"]["text/plain"])
+    return "\n".join(parts)
+
+
+def _number(pattern: str, text: str) -> tuple[float, ...]:
+    match = re.search(pattern, text)
+    assert match, f"no line matching {pattern!r} in the notebook output:\n{text}"
+    return tuple(float(g) for g in match.groups())
+
+
+def _check_01(text: str) -> None:
+    stl, shared = _number(r"related tasks, mean error: single-task ([\d.]+), lambda1=0.1 ([\d.]+)",
+                          text)
+    assert shared < stl, "moderate sharing should help the related tasks"
+    stl, pooled = _number(r"negated task error: single-task ([\d.]+), lambda1=10 ([\d.]+)", text)
+    assert pooled > 0.5 > stl, "strong sharing should wreck the negated task"
+
+
+def _check_02(text: str) -> None:
+    (f1,) = _number(r"outlier tasks: +precision [\d.]+ +recall [\d.]+ +F1 ([\d.]+)", text)
+    assert f1 >= 0.8
+    scores = {name: float(v) for name, v in
+              re.findall(r"^(RobustMTFL|MultiTaskRidge|MultiTaskLassoL1|L21MTFL) +([\d.]+)$",
+                         text, flags=re.M)}
+    assert len(scores) == 4, text
+    assert scores["RobustMTFL"] == min(scores.values()), scores
+
+
+def _check_03(text: str) -> None:
+    (mt,) = _number(r"MT-Adaboost \(IG_M\) +accuracy: ([\d.]+)", text)
+    assert mt > 0.9
+
+
+CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03}
+
+
+def test_notebooks_found():
+    assert len(NOTEBOOKS) >= 3, NOTEBOOKS
+    assert set(CHECKS) <= {p.name[:2] for p in NOTEBOOKS}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            assert cell.outputs == [], f"{path.name} cell {i} has stored outputs"
+            assert cell.execution_count is None, f"{path.name} cell {i} has an execution count"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(path, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, km=_kernel_manager(tmp_path), timeout=120,
+                            allow_errors=False, resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    env = dict(os.environ, MPLBACKEND="Agg")
+    # we own the kernel manager: make nbclient stop the channels and the kernel afterwards
+    with client.setup_kernel(env=env, cleanup_kc=True):
+        start = time.perf_counter()
+        for index, cell in enumerate(nb.cells):
+            client.execute_cell(cell, index)  # raises CellExecutionError on any error
+        elapsed = time.perf_counter() - start
+    assert elapsed < TIME_BUDGET, f"{path.name} took {elapsed:.1f} s (budget {TIME_BUDGET} s)"
+    check = CHECKS.get(path.name[:2])
+    if check is not None:
+        check(_text(nb))
