@@ -1,43 +1,278 @@
 import io
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from explorer.data import MultiTaskDataset, make_task_family, read_csv
+from explorer.data.validation import check_multitask
+
+X2 = [[0.0, 1.0], [1.0, 2.0]]
 
 
-@pytest.mark.parametrize("kw, word", [
-    ({"X": [[np.nan, 1.0], [1.0, 2.0]]}, "X"),
-    ({"X": [[np.inf, 1.0], [1.0, 2.0]]}, "X"),
-    ({"y": [0, 1, 1]}, "y"),
-    ({"task": [0, -1]}, "task"),
-    ({"task": [0.5, 0]}, "task"),
-    ({"X": [1.0, 2.0]}, "X"),
+# ---------------------------------------------------------------------- bad input -> ValueError
+@pytest.mark.parametrize("kw, kind, message", [
+    # NaN / inf in X: names X, the value and where it is
+    ({"X": [[np.nan, 1.0], [1.0, 2.0]]}, "classification", r"X must be finite; got nan at row 0"),
+    ({"X": [[0.0, 1.0], [1.0, np.inf]]}, "classification",
+     r"X must be finite; got inf at row 1, column 1"),
+    ({"X": [[0.0, 1.0], [-np.inf, 2.0]]}, "regression", r"X must be finite; got -inf at row 1"),
+    # NaN / inf in y
+    ({"y": [0.0, np.nan]}, "regression", r"y must be finite; got nan at row 1"),
+    ({"y": [np.inf, 0.0]}, "regression", r"y must be finite; got inf at row 0"),
+    ({"y": [0.0, np.nan]}, "classification", r"y must hold class labels; got nan at row 1"),
+    ({"y": ["a", "b"]}, "regression", r"y must hold numbers for regression; got dtype <U1"),
+    # length mismatch
+    ({"y": [0, 1, 1]}, "classification", r"y has 3 entries but X has 2 rows"),
+    ({"y": [0]}, "classification", r"y has 1 entries but X has 2 rows"),
+    ({"task": [0, 0, 0]}, "classification", r"task has 3 entries but X has 2 rows"),
+    # empty task: ids skip one
+    ({"X": [[0.0], [1.0], [2.0]], "y": [0, 1, 0], "task": [0, 2, 2]}, "classification",
+     r"every task 0\.\.2 needs at least one example; task 1 has none"),
+    # non-integer task ids
+    ({"task": [0.5, 0]}, "classification", r"task must hold integer task ids 0\.\.m-1; got 0\.5"),
+    ({"task": [0, np.nan]}, "classification", r"task must hold integer task ids 0\.\.m-1; got nan"),
+    ({"task": ["a", "b"]}, "classification", r"task must hold integer task ids .*dtype <U1 .*'a'"),
+    ({"task": [True, False]}, "classification", r"task must hold integer task ids .*dtype bool"),
+    # negative task ids
+    ({"task": [0, -1]}, "classification", r"task ids must be non-negative integers; got -1"),
+    ({"task": [-3, 0]}, "regression", r"task ids must be non-negative integers; got -3"),
+    # wrong dimensionality
+    ({"X": [1.0, 2.0]}, "classification", r"X must be a 2-D array .*got shape \(2,\)"),
+    ({"X": np.zeros((2, 2, 2))}, "classification",
+     r"X must be a 2-D array .*got shape \(2, 2, 2\)"),
+    ({"y": [[0], [1]]}, "classification", r"y must be a 1-D array .*got shape \(2, 1\)"),
+    ({"task": [[0], [0]]}, "classification", r"task must be a 1-D array .*got shape \(2, 1\)"),
+    # no rows, no features, non-numeric X
+    ({"X": np.zeros((0, 2)), "y": [], "task": []}, "classification",
+     r"X must have at least one row; got shape \(0, 2\)"),
+    ({"X": np.zeros((2, 0))}, "classification",
+     r"X must have at least one feature; got shape \(2, 0\)"),
+    ({"X": [["a", 1.0], [1.0, 2.0]]}, "classification", r"X must be numeric"),
 ])
-def test_bad_inputs(kw, word):
-    args = {"X": [[0.0, 1.0], [1.0, 2.0]], "y": [0, 1], "task": [0, 0], **kw}
-    with pytest.raises(ValueError, match=word):
-        MultiTaskDataset(args["X"], args["y"], args["task"])
+def test_bad_inputs_raise_with_message(kw, kind, message):
+    args = {"X": X2, "y": [0, 1], "task": [0, 0], **kw}
+    with pytest.raises(ValueError, match=message):
+        MultiTaskDataset(args["X"], args["y"], args["task"], kind=kind)
 
 
-def test_split_stratified_and_subset():
-    d = make_task_family(n_samples=30, random_state=0)
-    train, test = d.split(0.7, random_state=0)
+def test_bad_inputs_name_the_caller():
+    with pytest.raises(ValueError, match=r"^MultiTaskDataset: X must be finite"):
+        MultiTaskDataset([[np.nan]], [0], [0])
+
+
+@pytest.mark.parametrize("y, task, message", [
+    ([0, 0, 0, 1], [0, 0, 1, 1], r"task 0 has 1 class\(es\) \(\[0\]\); classification needs "
+                                 r"at least 2 classes in every task"),
+    (["a", "b", "b", "b"], [0, 0, 1, 1], r"task 1 has 1 class\(es\) \(\['b'\]\)"),
+])
+def test_one_class_task_where_classification_needs_two(y, task, message):
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match=message):
+        check_multitask(X, y, task, kind="classification", min_classes=2, who="Demo")
+    # the dataset itself accepts it (a task's label set may be a single class)
+    assert MultiTaskDataset(X, y, task).n_tasks == 2
+
+
+def test_one_class_task_rejected_by_a_classifier():
+    from explorer.models.regularized import RegularizedMTL
+
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match=r"RegularizedMTL: task 1 has 1 class"):
+        RegularizedMTL(max_iter=5).fit(X, [0, 1, 1, 1], [0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"task_names": ["a", "b", "c"]},
+     r"every task 0\.\.2 needs at least one example; task 1 has none "
+     r"\(tasks without examples: \[1, 2\]\)"),
+    ({"feature_names": ["x"]}, r"feature_names must have 2 entries; got 1"),
+    ({"task_features": [[1.0], [2.0]]}, r"task_features must have shape \(n_tasks=1, "
+                                        r"n_task_features\); got shape \(2, 1\)"),
+    ({"task_features": [[np.nan]]}, r"task_features must be finite"),
+    ({"truth": {"coef": np.zeros((3, 1))}}, r"truth\['coef'\] must have shape \(2, 1\); "
+                                            r"got shape \(3, 1\)"),
+    ({"truth": [1]}, r"truth must be a dict; got list"),
+    ({"kind": "clustering"}, r"kind must be one of .*; got 'clustering'"),
+])
+def test_bad_metadata(kw, message):
+    with pytest.raises(ValueError, match=message):
+        MultiTaskDataset(X2, [0, 1], [0, 0], **kw)
+
+
+# ---------------------------------------------------------------------- split
+@pytest.mark.parametrize("fraction", [0.1, 0.5, 0.7, 0.9])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_split_stratified_every_class_of_every_task_in_train(fraction, seed):
+    d = make_task_family(("related", "negated", "unrelated"), n_samples=12, random_state=seed)
+    # make task 1 have a rare class: a single example of a third label
+    y = d.y.copy()
+    y[np.flatnonzero(d.task == 1)[0]] = 7
+    d = MultiTaskDataset(d.X, y, d.task, task_names=d.task_names)
+    train, test = d.split(fraction, random_state=seed)
+    assert train.n_samples + test.n_samples == d.n_samples
+    assert train.n_tasks == test.n_tasks == d.n_tasks
     for t in range(d.n_tasks):
-        assert set(train.task_data(t)[1]) == set(d.task_data(t)[1])
-    sub = d.subset([0, 2])
-    assert sub.n_tasks == 2
+        labels, counts = np.unique(d.task_data(t)[1], return_counts=True)
+        assert set(train.task_data(t)[1]) == set(labels)       # every class in train
+        assert set(test.task_data(t)[1]) == set(labels[counts >= 2])  # and in test if >= 2
+        assert test.task_sizes[t] >= 1
+    np.testing.assert_array_equal(np.sort(np.concatenate([train.y, test.y])), np.sort(d.y))
 
 
-def test_csv_roundtrip():
+def test_split_is_reproducible_and_keeps_truth():
+    d = make_task_family(n_samples=30, random_state=0)
+    a, _ = d.split(0.7, random_state=3)
+    b, _ = d.split(0.7, random_state=3)
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.truth["task_relation"], d.truth["task_relation"])
+
+
+@pytest.mark.parametrize("fraction, message", [
+    (0.0, r"train_fraction must be in the range \(0, 1\); got 0\.0"),
+    (1.0, r"train_fraction must be in the range \(0, 1\); got 1\.0"),
+    ("0.5", r"train_fraction must be a finite number; got '0\.5'"),
+    (np.nan, r"train_fraction must be a finite number; got nan"),
+])
+def test_split_bad_fraction(fraction, message):
     d = make_task_family(n_samples=10, random_state=0)
-    text = d.to_csv()
-    back = read_csv(io.StringIO(text))
+    with pytest.raises(ValueError, match=message):
+        d.split(fraction)
+
+
+def test_split_needs_two_examples_per_task():
+    d = MultiTaskDataset([[0.0], [1.0], [2.0]], [0, 1, 0], [0, 0, 1], task_names=["a", "b"])
+    with pytest.raises(ValueError, match=r"split needs at least 2 examples in every task; "
+                                         r"task 1 \('b'\) has 1"):
+        d.split(0.5)
+
+
+# ---------------------------------------------------------------------- subset
+def test_subset_renumbers_in_requested_order():
+    d = make_task_family(("related", "negated", "unrelated"), n_samples=10, random_state=0)
+    sub = d.subset([2, 0])
+    assert sub.n_tasks == 2
+    assert sub.task_names == [d.task_names[2], d.task_names[0]]
+    np.testing.assert_array_equal(sub.task_data(0)[0], d.task_data(2)[0])
+    np.testing.assert_array_equal(sub.task_data(1)[1], d.task_data(0)[1])
+    np.testing.assert_array_equal(sub.truth["task_relation"],
+                                  d.truth["task_relation"][np.ix_([2, 0], [2, 0])])
+    assert sub.feature_names == d.feature_names and sub.kind == d.kind
+
+
+@pytest.mark.parametrize("tasks, message", [
+    ([], r"tasks must be a non-empty list of task ids; got \[\]"),
+    ([[0, 1]], r"tasks must be a non-empty list of task ids; got \[\[0, 1\]\]"),
+    ([0, 9], r"tasks must be integer ids in 0\.\.3; got \[0, 9\]"),
+    ([-1], r"tasks must be integer ids in 0\.\.3; got \[-1\]"),
+    ([0.5], r"tasks must be integer ids in 0\.\.3; got \[0\.5\]"),
+    ([1, 1], r"tasks must not repeat a task id; got \[1, 1\]"),
+])
+def test_subset_bad_tasks(tasks, message):
+    d = make_task_family(n_samples=10, random_state=0)
+    with pytest.raises(ValueError, match=message):
+        d.subset(tasks)
+
+
+# ---------------------------------------------------------------------- frames and CSV
+@pytest.mark.parametrize("kind", ["classification", "regression"])
+def test_frame_roundtrip(kind):
+    d = make_task_family(n_samples=10, n_features=3, kind=kind, random_state=0)
+    df = d.to_frame()
+    assert list(df.columns) == [*d.feature_names, "task", "y"]
+    back = MultiTaskDataset.from_frame(df)
     np.testing.assert_allclose(back.X, d.X)
     np.testing.assert_array_equal(back.y, d.y)
     np.testing.assert_array_equal(back.task, d.task)
+    assert back.task_names == d.task_names
+    assert back.feature_names == d.feature_names
+    assert back.kind == kind
 
 
-def test_read_csv_malformed():
-    with pytest.raises(ValueError):
-        read_csv(io.StringIO("a,b\n1,2\n"))
+def test_from_frame_integer_task_ids_keep_numeric_order():
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0], "task": [10, 2, 10], "y": [0, 1, 1]})
+    d = MultiTaskDataset.from_frame(df)
+    assert d.task_names == ["2", "10"]
+    np.testing.assert_array_equal(d.task, [1, 0, 1])
+
+
+@pytest.mark.parametrize("df, kw, message", [
+    (pd.DataFrame({"x": [1.0], "y": [0]}), {}, r"task='task' is not a column of the table; "
+                                               r"columns are \['x', 'y'\]"),
+    (pd.DataFrame({"x": [1.0], "t": [0]}), {"task": "t"}, r"target='y' is not a column"),
+    (pd.DataFrame({"x": [1.0], "task": [0], "y": [0]}), {"features": ["x", "z"]},
+     r"features \['z'\] are not columns"),
+    (pd.DataFrame({"task": [0], "y": [0]}), {}, r"at least one feature column"),
+    (pd.DataFrame({"x": ["a"], "task": [0], "y": [0]}), {},
+     r"feature columns must be numeric; \['x'\] are not \(first value 'a'\)"),
+    (pd.DataFrame({"x": [1.0, 2.0], "task": [0, None], "y": [0, 1]}), {},
+     r"task column 'task' has missing values"),
+    (pd.DataFrame({"x": [1.0, 2.0], "task": [0, 0], "y": [0, None]}), {},
+     r"target column 'y' has missing values"),
+    ([[1.0]], {}, r"df must be a pandas DataFrame; got list"),
+])
+def test_from_frame_bad_tables(df, kw, message):
+    with pytest.raises(ValueError, match=message):
+        MultiTaskDataset.from_frame(df, **kw)
+
+
+@pytest.mark.parametrize("source", ["buffer", "bytes", "path"])
+def test_csv_roundtrip(source, tmp_path):
+    d = make_task_family(n_samples=10, random_state=0)
+    text = d.to_csv()
+    if source == "buffer":
+        arg = io.StringIO(text)
+    elif source == "bytes":
+        arg = text.encode()
+    else:
+        arg = tmp_path / "data.csv"
+        arg.write_text(text)
+    back = read_csv(arg)
+    np.testing.assert_allclose(back.X, d.X)
+    np.testing.assert_array_equal(back.y, d.y)
+    np.testing.assert_array_equal(back.task, d.task)
+    assert back.task_names == d.task_names
+
+
+@pytest.mark.parametrize("source", ["buffer", "bytes", "path"])
+def test_read_csv_size_limit(source, tmp_path):
+    d = make_task_family(n_samples=10, random_state=0)
+    text = d.to_csv()
+    limit = len(text.encode()) - 1
+    if source == "buffer":
+        arg = io.StringIO(text)
+    elif source == "bytes":
+        arg = text.encode()
+    else:
+        arg = tmp_path / "data.csv"
+        arg.write_text(text)
+    size = len(text.encode())
+    got = f"at least {limit + 1}" if source == "buffer" else f"{size}"
+    message = rf"over the size limit max_bytes={limit}; got {got} bytes"
+    with pytest.raises(ValueError, match=message):
+        read_csv(arg, max_bytes=limit)
+    assert read_csv(arg if source != "buffer" else io.StringIO(text),
+                    max_bytes=limit + 1).n_samples == d.n_samples
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", r"the CSV data is empty"),
+    ("  \n\n", r"the CSV data is empty"),
+    ("x0,y\n1.0,0\n", r"task='task' is not a column of the table; columns are \['x0', 'y'\]"),
+    ("x0,task\n1.0,0\n", r"target='y' is not a column of the table"),
+    ("x0,x1,task,y\n1.0,abc,0,1\n", r"feature columns must be numeric; \['x1'\] are not "
+                                    r"\(first value 'abc'\)"),
+    ("x0,task,y\n1.0,0,1\n2.0,0,1,5,6\n", r"the CSV data could not be parsed"),
+    ("x0,task,y\n", r"the table has no rows \(only a header\?\); got 0 rows with columns "
+                     r"\['x0', 'task', 'y'\]"),
+    ("x0,task,y\nnan,0,1\n", r"X must be finite; got nan at row 0, column 0"),
+])
+def test_read_csv_malformed(text, message):
+    with pytest.raises(ValueError, match=message):
+        read_csv(io.StringIO(text))
+
+
+def test_read_csv_bad_argument():
+    with pytest.raises(ValueError, match=r"path_or_buffer must be a path, bytes or a file "
+                                         r"object; got int"):
+        read_csv(42)

@@ -238,6 +238,9 @@ class MultiTaskDataset:
         """
         if not isinstance(df, pd.DataFrame):
             raise ValueError(f"df must be a pandas DataFrame; got {type(df).__name__}.")
+        if len(df) == 0:
+            raise ValueError("the table has no rows (only a header?); got 0 rows with columns "
+                             f"{list(map(str, df.columns))[:20]}.")
         for arg, col in (("task", task), ("target", target)):
             if col not in df.columns:
                 raise ValueError(
@@ -302,7 +305,8 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
     elif isinstance(path_or_buffer, (str, os.PathLike)):
         size = os.path.getsize(path_or_buffer)
         if size > max_bytes:
-            raise ValueError(f"the CSV file is {size} bytes; the limit is {max_bytes} bytes.")
+            raise ValueError(f"the CSV file is over the size limit max_bytes={max_bytes}; "
+                             f"got {size} bytes.")
         with open(path_or_buffer, "rb") as fh:
             data = fh.read()
     elif hasattr(path_or_buffer, "read"):
@@ -315,7 +319,10 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
             f"{type(path_or_buffer).__name__}."
         )
     if len(data) > max_bytes:
-        raise ValueError(f"the CSV data is over the limit of {max_bytes} bytes.")
+        # a file object is read only up to max_bytes + 1: its full size is unknown
+        got = f"at least {len(data)}" if hasattr(path_or_buffer, "read") else f"{len(data)}"
+        raise ValueError(f"the CSV data is over the size limit max_bytes={max_bytes}; "
+                         f"got {got} bytes.")
     if not data.strip():
         raise ValueError("the CSV data is empty.")
     try:

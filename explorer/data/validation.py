@@ -80,12 +80,12 @@ def check_task_ids(task: Any, n_samples: int | None = None, *, n_tasks: int | No
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         raise ValueError(
             f"{name} must hold integer task ids 0..m-1; got values of dtype {arr.dtype} "
-            f"(e.g. {arr.flat[0]!r})."
+            f"(e.g. {arr.flat[0].item()!r})."
         )
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             bad = arr[~np.isfinite(arr) | (arr != np.round(arr))][0]
-            raise ValueError(f"{name} must hold integer task ids 0..m-1; got {bad!r}.")
+            raise ValueError(f"{name} must hold integer task ids 0..m-1; got {bad.item()!r}.")
     ids = arr.astype(np.intp)
     if ids.min() < 0:
         raise ValueError(f"{name} ids must be non-negative integers; got {int(ids.min())}.")

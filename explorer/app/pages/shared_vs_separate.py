@@ -26,6 +26,9 @@ INTRO = """
 Watch the learned **task similarity** (cosine of the weight vectors) converge, and compare it
 with the **true** relation of the generated tasks (blue = related, red = negated, grey hatched
 = exactly 0). At the end the bars show each task's **test error** for both approaches.
+
+*Try:* fewer examples per task and more features in the sidebar, where sharing pays; then
+`lambda1` = 10, which pulls every task onto one weight vector: the negated task's error jumps.
 """
 
 LAMBDAS = [1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
