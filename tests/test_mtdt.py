@@ -261,7 +261,7 @@ def test_trees_page_steps_scrubs_resets_and_boosts_without_a_browser():
         runner.step()  # without a server: runs one node on the worker and renders it
     assert len(page._diagram.nodes.data["x"]) >= 5  # 4 nodes + pending children
     assert "Nodes grown: 4" in page.status.object
-    runner._scrub.value = 1  # scrub back to the second recorded snapshot
+    runner.scrub_to(1)  # scrub back to the second recorded snapshot
     assert "Nodes grown: 2" in page.status.object
     page.criterion.value = "ig_j"  # a new criterion restarts the growth
     assert page._diagram.nodes.data["x"] == []

@@ -30,7 +30,7 @@ def test_page_fits_and_marks_outliers_against_the_truth():
     assert page.P.shape == page.Q.shape == page.W.shape == (m, d)
     model = _run(page)
     # the views show the fitted model, tasks x features
-    shown_q = np.reshape(page.Q.source.data["value"], (m, d))
+    shown_q = page.Q.values
     np.testing.assert_allclose(shown_q, model.Q_.T)
     truth = state.dataset.truth["outlier_tasks"]
     outcomes = page.bars.source.data["outcome"]
@@ -67,7 +67,7 @@ def test_reset_clears_the_views_and_drops_the_warm_start():
     _run(page)
     page.runner.reset()
     assert page._estimator is None and page.curve.source.data["x"] == []
-    assert not np.any(page.Q.source.data["value"])
+    assert not np.any(page.Q.values)
 
 
 def test_classification_data_gets_a_note_not_a_crash():

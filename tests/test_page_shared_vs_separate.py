@@ -19,7 +19,7 @@ def test_page_runs_to_the_end_and_compares():
     assert runner.session.state == "done", runner.session.error
     m = state.train.n_tasks
     assert page.similarity.shape == (m, m)
-    assert np.allclose(np.diag(np.reshape(page.similarity.source.data["value"], (m, m))), 1.0)
+    assert np.allclose(np.diag(page.similarity.values), 1.0)
     assert len(page.curve.source.data["x"]) >= 1
     values = np.array(page.bars.source.data["value"])
     assert values.shape == (2 * m,) and np.all((values >= 0) & (values <= 1))

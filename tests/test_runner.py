@@ -7,6 +7,7 @@ import time
 import warnings
 
 import numpy as np
+import param
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
@@ -171,7 +172,7 @@ def test_runner_renders_newest_and_reports_errors():
     assert finished == [est]
     assert "done" in runner.status and "step 6" in runner.status
     assert runner._scrub.end == 5 and not runner._scrub.disabled
-    runner._scrub.value = 1  # scrub back: renders that snapshot, stops following
+    runner.scrub_to(1)  # scrub back: renders that snapshot, stops following
     assert rendered[-1].step == 2 and not runner._following
 
     failing = LiveFitRunner(lambda: FakeEstimator(n=5, fail_at=2), data, lambda s: None)
@@ -221,3 +222,21 @@ def test_real_regularized_model_runs():
     assert s.wait(30)
     assert s.state == "done", s.error
     assert s.latest().matrices["similarity"].shape == (3, 3)
+
+
+def test_stale_slider_values_do_not_pause_a_run():
+    # During a fast run the browser echoes old values of the scrub slider's ``value``; only a
+    # user's release (``value_throttled``) may scrub and pause.
+    est = FakeEstimator(n=200, delay=0.005)
+    runner = LiveFitRunner(lambda: est, data, lambda s: None)
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    while runner.session.version < 5:
+        time.sleep(0.005)
+    runner.poll()
+    runner._scrub.value = 0            # an echo, not a user's scrub
+    assert runner.session.state == "running"
+    with param.edit_constant(runner._scrub):  # what the browser sets when the user lets go
+        runner._scrub.value_throttled = 1
+    assert runner.session.state == "paused" and not runner._following
+    runner.reset()

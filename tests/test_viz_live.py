@@ -10,7 +10,7 @@ from explorer.viz.live import ZERO_COLOR, BarView, CurveView, MatrixHeatmap
 
 def test_heatmap_shapes_names_and_fixed_limits():
     view = MatrixHeatmap(["T0", "T1", "T2"], ["f0", "f1"], limit=2.0, title="W")
-    assert view.shape == (3, 2) and len(view.source.data["value"]) == 6
+    assert view.shape == (3, 2) and view.source.data["image"][0].shape == (3, 2)
     assert list(view.figure.x_range.factors) == ["f0", "f1"]
     assert set(view.figure.y_range.factors) == {"T0", "T1", "T2"}
     source = view.source
@@ -21,17 +21,22 @@ def test_heatmap_shapes_names_and_fixed_limits():
     assert view.source is source
     view.set_limit(0.5)
     assert (view.color_mapper.low, view.color_mapper.high) == (-0.5, 0.5)
-    assert view.source.data["row"][5] == "T2" and view.source.data["col"][5] == "f1"
+    # the image is stored bottom row first: its last row is the first task
+    m = np.arange(6.0).reshape(3, 2)
+    view.update(m)
+    np.testing.assert_array_equal(view.source.data["image"][0], m[::-1])
+    np.testing.assert_array_equal(view.values, m)
+    assert view.figure.y_range.factors[0] == "T2"   # drawn at the bottom, like image row 0
 
 
 def test_heatmap_zero_cells_are_distinct():
     view = MatrixHeatmap(["a", "b"], ["a", "b"])
     view.update(np.array([[0.0, 1e-9], [-0.3, 0.0]]))
-    data = view.source.data
-    assert data["is_zero"] == [True, False, False, True]
-    assert np.isnan(data["shown"][0]) and data["shown"][1] == 1e-9
-    assert data["hatch_pattern"][0] != data["hatch_pattern"][1]
-    assert view.color_mapper.nan_color == ZERO_COLOR
+    assert view.is_zero.tolist() == [[True, False], [False, True]]
+    # the grey mask image covers exactly the zero cells (stored bottom row first)
+    np.testing.assert_array_equal(view.source.data["zero"][0], [[0.0, 1.0], [1.0, 0.0]])
+    mask_mapper = view.figure.renderers[1].glyph.color_mapper
+    assert mask_mapper.palette[-1] == ZERO_COLOR and "0, 0, 0, 0" in mask_mapper.palette[0]
 
 
 def test_heatmap_bad_input():

@@ -298,7 +298,10 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._pause_btn.on_click(lambda e: self.pause())
         self._reset_btn.on_click(lambda e: self.reset())
         self._speed.param.watch(self._set_speed, "value")
-        self._scrub.param.watch(self._on_scrub, "value")
+        # Only a user's release of the slider (value_throttled) scrubs. The server moves
+        # ``value`` on every poll, and during a fast run the browser echoes stale values of
+        # it back; taking those for a user's scrub paused runs after a few hundred steps.
+        self._scrub.param.watch(lambda event: self.scrub_to(event.new), "value_throttled")
         self._set_speed()
         self.controls = pn.Column(
             pn.Row(self._run_btn, self._step_btn, self._pause_btn, self._reset_btn, self._speed),
@@ -429,11 +432,17 @@ class LiveFitRunner(pn.viewable.Viewer):
         if notifications is not None:
             getattr(notifications, level, notifications.info)(message, duration=6000)
 
-    def _on_scrub(self, event):
+    def scrub_to(self, index: int | None) -> None:
+        """Show recorded snapshot ``index`` (pausing a run); the last one resumes following."""
         items = self.session.record.items()
-        if not items or event.new == len(items) - 1 and self._following:
+        if index is None or not items:
             return
-        self._following = event.new >= len(items) - 1
+        index = min(max(int(index), 0), len(items) - 1)
+        if index == len(items) - 1 and self._following:
+            return
+        self._following = index == len(items) - 1
         if not self._following and self.session.state == "running":
             self.session.pause()
-        self._safe_render(items[min(event.new, len(items) - 1)])
+        if self._scrub.value != index:
+            self._scrub.value = index
+        self._safe_render(items[index])

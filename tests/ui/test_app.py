@@ -43,7 +43,7 @@ def test_page_opens_titled(app_url, page):
 
 
 #: Fingerprint of what the browser draws: for every glyph renderer currently shown, the sum
-#: of one column of its data source (``x`` for scatters, ``value`` for heatmaps), sorted.
+#: of one column of its data source (``x`` for scatters, ``image`` for heatmaps), sorted.
 FINGERPRINT_JS = """(column) => {
   const out = [];
   for (const view of Bokeh.index.all_views()) {
@@ -148,14 +148,14 @@ def test_trees_page_grows_node_by_node(app_url, page):
 def test_shared_vs_separate_runs_live_and_compares(app_url, page):
     open_app(page, app_url + "?page=shared_vs_separate")
     page.get_by_text("Learned task similarity").first.wait_for()
-    before = fingerprint(page, "value")
+    before = fingerprint(page, "image")
     page.get_by_role("combobox", name="Speed").select_option("30 steps/s")
     page.get_by_role("button", name="▶ Run").click()
     page.get_by_text("Mean test error").first.wait_for(timeout=60_000)
     note = page.get_by_text("Mean test error").first.inner_text()
     shared, separate = (float(v) for v in re.findall(r"(\d\.\d{3})", note)[:2])
     assert 0.0 <= shared <= 1.0 and 0.0 <= separate <= 1.0
-    assert fingerprint(page, "value") != before     # similarity and bars were drawn
+    assert fingerprint(page, "image") != before     # similarity and bars were drawn
     assert page.get_by_text(re.compile(r"done - step \d+")).first.is_visible()
     SCREENSHOT.parent.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
@@ -164,11 +164,11 @@ def test_shared_vs_separate_runs_live_and_compares(app_url, page):
 def test_outliers_page_runs_and_a_lambda_slider_refits(app_url, page):
     open_app(page, app_url + "?page=outliers&data=outlier_tasks")
     page.get_by_text("rMTFL writes every task").first.wait_for()
-    before = fingerprint(page, "value")
+    before = fingerprint(page, "image")
     page.get_by_role("combobox", name="Speed").select_option("unthrottled")
     page.get_by_role("button", name="▶ Run").click()
     page.get_by_text("Test nMSE").first.wait_for(timeout=60_000)
-    assert fingerprint(page, "value") != before            # P, Q, W heatmaps were drawn
+    assert fingerprint(page, "image") != before            # P, Q, W heatmaps were drawn
     scores = fingerprint(page, "score")
     assert any(s > 0 for s in scores)                       # some task was called an outlier
     assert "F1 against the truth" in page.get_by_text("Test nMSE").first.inner_text()

@@ -3,7 +3,7 @@
 ``W = P + Q``: the rows of P that stay nonzero are the features every task shares, the
 columns of Q that stay nonzero are the outlier tasks. The page watches MFISTA converge
 through the live-fit runner: heatmaps of P, Q and W (tasks x features, fixed diverging
-colours, exact zeros hatched grey as in the paper's Figure 3) beside the true W, the
+colours, exact zeros grey as in the paper's Figure 3) beside the true W, the
 objective, and the outlier score ``||q_i||`` of every task, marked right or wrong against the
 generator's truth. The two lambda sliders (log scale, in units of each penalty's
 ``lambda_max``) refit from the current solution (warm start) as soon as they move.
@@ -28,7 +28,7 @@ INTRO = """
 rMTFL writes every task's weights as **w_i = p_i + q_i**. The penalty on the *rows* of
 **P** keeps only features that **all tasks share**; the penalty on the *columns* of **Q**
 lets a few **outlier tasks** have weights of their own. Run the solver (FISTA) and watch the
-zeros appear (grey hatched cells are exactly 0). **lambda1** trades fewer shared features
+zeros appear (grey cells are exactly 0). **lambda1** trades fewer shared features
 for fit, **lambda2** decides how easily a task is called an outlier: move a slider and the
 model refits from where it is. Bars: each task's outlier score ||q_i||; any bar above the
 dashed line at 0 is a detected outlier, coloured right or wrong against the truth.

@@ -24,7 +24,7 @@ INTRO = """
 **Shared**: one regularized multi-task model (RegularizedMTL) learns all tasks together;
 `lambda1` pulls related tasks' weight vectors towards each other, `lambda2` keeps them small.
 Watch the learned **task similarity** (cosine of the weight vectors) converge, and compare it
-with the **true** relation of the generated tasks (blue = related, red = negated, grey hatched
+with the **true** relation of the generated tasks (blue = related, red = negated, grey
 = exactly 0). At the end the bars show each task's **test error** for both approaches.
 
 *Try:* fewer examples per task and more features in the sidebar, where sharing pays; then
