@@ -3,7 +3,7 @@
 Serves two apps with one ``panel serve``: the MTL Explorer (``apps/explorer.py``) and a live-fit
 page built by this very file (served, it takes the branch at the bottom): the shared
 :class:`~explorer.app.runner.LiveFitRunner` driving a fit that lasts well beyond the measured
-window -- ``RobustMTFL(tol=0, max_iter=60000)`` on ``make_outlier_tasks()`` with its default
+window -- ``RobustMTFL(tol=0, max_iter=60000)`` on ``make_outlier_tasks`` at the app's default
 size (10 tasks, 20 features, 30 samples a task; ``tol=0`` never stops early, ``tol=1e-12``
 still stops after ~200 steps), ~18 s alone -- with the views patched in place like the Outliers
 page (P and Q ``MatrixHeatmap``, objective ``CurveView``). Headless Chromium opens both pages
@@ -22,8 +22,6 @@ and the script prints:
   through the window means the browser is the slow part: frames queue in its websocket.
   ``BENCH_VIEWS`` (default ``P,Q,curve``) picks the views a frame patches, to find which
   one costs (e.g. ``BENCH_VIEWS=curve`` or ``none``, the stamp only).
-  The live page has no scrub slider: during a fast run the browser echoes a stale slider value
-  and ``LiveFitRunner._on_scrub`` pauses the run after a few hundred steps.
 * latency of the scrub slider of "Shared vs separate" after a completed fit (no refit): key
   press -> heatmap source changed in the browser, median and p95 over 20 moves (target
   p95 <= 300 ms).
@@ -46,7 +44,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WINDOW_MS = 6_000
-DATA = dict(n_tasks=10, n_features=20, n_samples=30, random_state=0)  # the defaults
+DATA = dict(n_tasks=10, n_outliers=2, n_features=20, n_shared_features=5, n_samples_per_task=30,
+            noise=0.5, random_state=0)  # the app's catalog defaults
 MAX_ITER = 60_000       # ~18 s alone on 2 cores: outlasts the 6 s window even when slowed
 DRAIN_S = 10            # longest wait for queued frames after the window
 ALONE_STEPS = 10_000    # the "without the app" fit (~3 s)
@@ -132,10 +131,6 @@ def serve_live_page():
 
     runner = LiveFitRunner(lambda: _Stamped(_estimator(MAX_ITER), stamps),
                            lambda: (ds.X, ds.y, ds.task), render, record_cap=200)
-    # Without the scrub slider: while a fast run is live, the browser echoes a stale slider
-    # value back, and LiveFitRunner._on_scrub takes it for a user's scrub and pauses the run
-    # (seen after ~300-500 steps); the scrub is measured on the real page instead.
-    runner.controls.objects = [o for o in runner.controls.objects if o is not runner._scrub]
     # the stamp source reaches the browser only as part of a model: a hidden 1-glyph figure
     holder = figure(width=10, height=10, toolbar_location=None, visible=False)
     holder.scatter("step", "renders", source=stamp)
@@ -221,7 +216,7 @@ def measure_live(page, url, alone):
     lag_made = [f["wall"] - f["made"] for f in window] or [float("nan")]
     lag_render = [f["wall"] - f["rendered"] for f in window] or [float("nan")]
     gaps = np.diff([f["now"] for f in window]) if len(window) > 1 else np.array([np.nan])
-    print(f"live run (RobustMTFL tol=0, make_outlier_tasks {DATA['n_samples']} samples x "
+    print(f"live run (RobustMTFL tol=0, make_outlier_tasks {DATA['n_samples_per_task']} samples x "
           f"{DATA['n_features']} features x {DATA['n_tasks']} tasks, views "
           f"{os.environ.get('BENCH_VIEWS', 'P,Q,curve')}, unthrottled, "
           f"{WINDOW_MS / 1000:.0f} s window; solver reached step {last_step} of {MAX_ITER}):")

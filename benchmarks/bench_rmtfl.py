@@ -20,8 +20,8 @@ from explorer.models import L21MTFL, RMTL, RobustMTFL  # noqa: E402
 
 
 def data(m, d, n, seed=0):
-    return make_outlier_tasks(n_tasks=m, n_outliers=m // 3, n_features=d, n_shared=d // 5,
-                              n_samples=n, noise=1.0, random_state=seed)
+    return make_outlier_tasks(n_tasks=m, n_outliers=m // 3, n_features=d, n_shared_features=d // 5,
+                              n_samples_per_task=n, noise=1.0, random_state=seed)
 
 
 def timed(fn, repeat=1):

@@ -19,7 +19,7 @@ def test_help():
 
 def test_generate_roundtrip(tmp_path):
     out = tmp_path / "d.csv"
-    r = _run("generate", "task_family", "--param", "n_samples=20", "--seed", "3",
+    r = _run("generate", "task_family", "--param", "n_samples_per_task=20", "--seed", "3",
              "--out", str(out))
     assert r.returncode == 0, r.stderr
     data = read_csv(out)
@@ -32,6 +32,6 @@ def test_generate_list():
 
 
 def test_bad_param_exits_2(tmp_path):
-    r = _run("generate", "task_family", "--param", "n_samples=-3", "--out",
+    r = _run("generate", "task_family", "--param", "n_samples_per_task=-3", "--out",
              str(tmp_path / "x.csv"))
-    assert r.returncode == 2 and "n_samples" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "n_samples_per_task" in r.stderr and "Traceback" not in r.stderr

@@ -104,7 +104,8 @@ def test_bad_metadata(kw, message):
 @pytest.mark.parametrize("fraction", [0.1, 0.5, 0.7, 0.9])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_split_stratified_every_class_of_every_task_in_train(fraction, seed):
-    d = make_task_family(("related", "negated", "unrelated"), n_samples=12, random_state=seed)
+    d = make_task_family(("related", "negated", "unrelated"), n_samples_per_task=12,
+                         random_state=seed)
     # make task 1 have a rare class: a single example of a third label
     y = d.y.copy()
     y[np.flatnonzero(d.task == 1)[0]] = 7
@@ -121,7 +122,7 @@ def test_split_stratified_every_class_of_every_task_in_train(fraction, seed):
 
 
 def test_split_is_reproducible_and_keeps_truth():
-    d = make_task_family(n_samples=30, random_state=0)
+    d = make_task_family(n_samples_per_task=30, random_state=0)
     a, _ = d.split(0.7, random_state=3)
     b, _ = d.split(0.7, random_state=3)
     np.testing.assert_array_equal(a.X, b.X)
@@ -135,7 +136,7 @@ def test_split_is_reproducible_and_keeps_truth():
     (np.nan, r"train_fraction must be a finite number; got nan"),
 ])
 def test_split_bad_fraction(fraction, message):
-    d = make_task_family(n_samples=10, random_state=0)
+    d = make_task_family(n_samples_per_task=10, random_state=0)
     with pytest.raises(ValueError, match=message):
         d.split(fraction)
 
@@ -149,7 +150,7 @@ def test_split_needs_two_examples_per_task():
 
 # ---------------------------------------------------------------------- subset
 def test_subset_renumbers_in_requested_order():
-    d = make_task_family(("related", "negated", "unrelated"), n_samples=10, random_state=0)
+    d = make_task_family(("related", "negated", "unrelated"), n_samples_per_task=10, random_state=0)
     sub = d.subset([2, 0])
     assert sub.n_tasks == 2
     assert sub.task_names == [d.task_names[2], d.task_names[0]]
@@ -169,7 +170,7 @@ def test_subset_renumbers_in_requested_order():
     ([1, 1], r"tasks must not repeat a task id; got \[1, 1\]"),
 ])
 def test_subset_bad_tasks(tasks, message):
-    d = make_task_family(n_samples=10, random_state=0)
+    d = make_task_family(n_samples_per_task=10, random_state=0)
     with pytest.raises(ValueError, match=message):
         d.subset(tasks)
 
@@ -177,7 +178,7 @@ def test_subset_bad_tasks(tasks, message):
 # ---------------------------------------------------------------------- frames and CSV
 @pytest.mark.parametrize("kind", ["classification", "regression"])
 def test_frame_roundtrip(kind):
-    d = make_task_family(n_samples=10, n_features=3, kind=kind, random_state=0)
+    d = make_task_family(n_samples_per_task=10, n_features=3, kind=kind, random_state=0)
     df = d.to_frame()
     assert list(df.columns) == [*d.feature_names, "task", "y"]
     back = MultiTaskDataset.from_frame(df)
@@ -218,7 +219,7 @@ def test_from_frame_bad_tables(df, kw, message):
 
 @pytest.mark.parametrize("source", ["buffer", "bytes", "path"])
 def test_csv_roundtrip(source, tmp_path):
-    d = make_task_family(n_samples=10, random_state=0)
+    d = make_task_family(n_samples_per_task=10, random_state=0)
     text = d.to_csv()
     if source == "buffer":
         arg = io.StringIO(text)
@@ -236,7 +237,7 @@ def test_csv_roundtrip(source, tmp_path):
 
 @pytest.mark.parametrize("source", ["buffer", "bytes", "path"])
 def test_read_csv_size_limit(source, tmp_path):
-    d = make_task_family(n_samples=10, random_state=0)
+    d = make_task_family(n_samples_per_task=10, random_state=0)
     text = d.to_csv()
     limit = len(text.encode()) - 1
     if source == "buffer":

@@ -17,7 +17,7 @@ def _sep(data, t):
 
 
 def test_task_family_truth_matches_data():
-    data = make_task_family(("related", "negated", "unrelated"), n_samples=400,
+    data = make_task_family(("related", "negated", "unrelated"), n_samples_per_task=400,
                             perturbation=0.1, random_state=0)
     w0, w1, w2 = _sep(data, 0), _sep(data, 1), _sep(data, 2)
     assert w0 @ w1 > 0.9
@@ -49,7 +49,7 @@ def test_outlier_tasks_truth():
 
 
 def test_local_relatedness():
-    data = make_local_relatedness(n_samples=400, random_state=0)
+    data = make_local_relatedness(n_samples_per_task=400, random_state=0)
     y0, y1 = data.task_data(0)[1], data.task_data(1)[1]
     assert set(y0) == {0, 1, 2, 3} and set(y1) == {0, 1}
     X1 = data.task_data(1)[0]
@@ -64,7 +64,7 @@ def test_clustered_gate():
         accs = []
         for seed in range(5):
             d = make_clustered_tasks(n_tasks=30, n_clusters=3, informative=informative,
-                                     n_samples=10, random_state=seed)
+                                     n_samples_per_task=10, random_state=seed)
             tf, c = d.task_features, d.truth["clusters"]
             accs.append(LogisticRegression().fit(tf[::2], c[::2]).score(tf[1::2], c[1::2]))
         return np.mean(accs)

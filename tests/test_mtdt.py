@@ -274,7 +274,7 @@ def test_trees_page_steps_scrubs_resets_and_boosts_without_a_browser():
 def test_ig_m_trees_at_least_as_accurate_as_single_task_trees_on_local_relatedness():
     scores = {name: [] for name in ("single-task", "IG_J", "IG_U", "IG_M")}
     for seed in range(10):
-        data = make_local_relatedness(n_samples=500, label_noise=0.1, random_state=seed)
+        data = make_local_relatedness(n_samples_per_task=500, label_noise=0.1, random_state=seed)
         train, test = data.split(0.5, random_state=seed)
         models = {"single-task": SingleTaskTree(max_depth=6),
                   "IG_J": MTDecisionTree(criterion="ig_j", max_depth=6),

@@ -123,8 +123,8 @@ def test_bad_parameters():
 def test_default_rule_detects_outliers_over_10_seeds():
     f1s, shared = [], []
     for seed in range(10):
-        ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared=40,
-                                n_samples=20, noise=1.0, random_state=seed)
+        ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared_features=40,
+                                n_samples_per_task=20, noise=1.0, random_state=seed)
         est = RobustMTFL().fit(ds.X, ds.y, ds.task)
         f1s.append(_f1(est.outlier_tasks_, ds.truth["outlier_tasks"]))
         shared.append(_f1(est.shared_features_, ds.truth["shared_features"]))
@@ -133,8 +133,8 @@ def test_default_rule_detects_outliers_over_10_seeds():
 
 
 def test_n200_nmse_beats_ridge_lasso_l21():
-    ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared=40,
-                            n_samples=400, noise=1.0, random_state=0)
+    ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared_features=40,
+                            n_samples_per_task=400, noise=1.0, random_state=0)
     train = np.concatenate([np.flatnonzero(ds.task == t)[:200] for t in range(30)])
     test = np.setdiff1d(np.arange(ds.task.size), train)
     Xtr, ytr, ttr = ds.X[train], ds.y[train], ds.task[train]
@@ -156,8 +156,8 @@ def test_n200_nmse_beats_ridge_lasso_l21():
 
 
 def test_baselines_fit_and_two_stage():
-    ds = make_outlier_tasks(n_tasks=12, n_outliers=3, n_features=30, n_shared=6,
-                            n_samples=40, noise=1.0, random_state=1)
+    ds = make_outlier_tasks(n_tasks=12, n_outliers=3, n_features=30, n_shared_features=6,
+                            n_samples_per_task=40, noise=1.0, random_state=1)
     for est in (RMTL(), TraceNormMTL(), ColumnGroupMTL(), MultiTaskRidge()):
         est.fit(ds.X, ds.y, ds.task)
         assert est.coef_.shape == (30, 12)

@@ -38,7 +38,7 @@ def _kind(kind):
 
 
 def make_task_family(relations=("related", "negated", "unrelated"), *, n_features=2,
-                     n_samples=100, perturbation=0.3, noise=0.1,
+                     n_samples_per_task=100, perturbation=0.3, noise=0.1,
                      kind="classification", random_state=None) -> MultiTaskDataset:
     """Task 0 is a base concept; every further task is related, negated or unrelated to it.
 
@@ -51,7 +51,7 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     relations : sequence of {"related", "negated", "unrelated", "relabelled"}
         Relation to task 0 of tasks 1..m-1.
     n_features : int, default 2
-    n_samples : int
+    n_samples_per_task : int
         Examples per task.
     perturbation, noise : float
     kind : {"classification", "regression"}
@@ -72,7 +72,7 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     if kind == "regression" and "relabelled" in relations:
         raise ValueError("relations: 'relabelled' needs kind='classification'.")
     d = _pos_int("n_features", n_features)
-    n = _pos_int("n_samples", n_samples, 4)
+    n = _pos_int("n_samples_per_task", n_samples_per_task, 4)
     perturbation = _nonneg("perturbation", perturbation)
     noise = _nonneg("noise", noise)
     rng = _rng(random_state)
@@ -118,9 +118,13 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
         truth={"task_relation": rel, "coef": coef}, kind=kind)
 
 
-def make_outlier_tasks(*, n_tasks=10, n_outliers=2, n_features=20, n_shared=5,
-                       n_samples=30, noise=0.5, random_state=None) -> MultiTaskDataset:
+def make_outlier_tasks(*, n_tasks=30, n_features=200, n_samples_per_task=20,
+                       n_shared_features=40, n_outliers=10, noise=1.0,
+                       random_state=None) -> MultiTaskDataset:
     """Robust MTFL setting of Gong, Ye & Zhang (2012), Section 6.1 (regression).
+
+    The defaults are the paper's (m=30, d=200, n=20, 40 shared features, 10 outliers); the
+    app's catalog starts from a smaller instance that reads well on screen.
 
     X entries N(0, 25), each feature scaled to unit norm over the task's samples; P, Q
     entries N(0, 64); rows of P outside the shared features are zero; columns of Q of
@@ -137,10 +141,10 @@ def make_outlier_tasks(*, n_tasks=10, n_outliers=2, n_features=20, n_shared=5,
     if k > m:
         raise ValueError(f"n_outliers must be <= n_tasks={m}; got {k}.")
     d = _pos_int("n_features", n_features)
-    s = _pos_int("n_shared", n_shared, 0)
+    s = _pos_int("n_shared_features", n_shared_features, 0)
     if s > d:
-        raise ValueError(f"n_shared must be <= n_features={d}; got {s}.")
-    n = _pos_int("n_samples", n_samples, 2)
+        raise ValueError(f"n_shared_features must be <= n_features={d}; got {s}.")
+    n = _pos_int("n_samples_per_task", n_samples_per_task, 2)
     noise = _nonneg("noise", noise)
     rng = _rng(random_state)
     shared = np.zeros(d, bool)
@@ -164,7 +168,7 @@ def make_outlier_tasks(*, n_tasks=10, n_outliers=2, n_features=20, n_shared=5,
                "P": P, "Q": Q}, kind="regression")
 
 
-def make_local_relatedness(*, n_samples=200, label_noise=0.0,
+def make_local_relatedness(*, n_samples_per_task=200, label_noise=0.0,
                            random_state=None) -> MultiTaskDataset:
     """Two 2-D Gaussian-mixture tasks with different label sets (MT-DT, Faddoul 2012).
 
@@ -175,7 +179,7 @@ def make_local_relatedness(*, n_samples=200, label_noise=0.0,
     uniformly chosen other label with probability ``label_noise`` (0.1 gives the paper's
     90 % mass on the true label).
     """
-    n = _pos_int("n_samples", n_samples, 8)
+    n = _pos_int("n_samples_per_task", n_samples_per_task, 8)
     label_noise = _nonneg("label_noise", label_noise)
     if label_noise > 1:
         raise ValueError(f"label_noise must be in [0, 1]; got {label_noise}.")
@@ -206,7 +210,7 @@ def make_local_relatedness(*, n_samples=200, label_noise=0.0,
 
 
 def make_clustered_tasks(*, n_tasks=12, n_clusters=3, n_features=5, n_task_features=3,
-                         n_samples=60, spread=0.3, informative=True, centred=True,
+                         n_samples_per_task=60, spread=0.3, informative=True, centred=True,
                          random_state=None) -> MultiTaskDataset:
     """Logistic tasks from H cluster centres plus noise, with task features (TL-TF, 2009).
 
@@ -220,7 +224,7 @@ def make_clustered_tasks(*, n_tasks=12, n_clusters=3, n_features=5, n_task_featu
         raise ValueError(f"n_clusters must be <= n_tasks={m}; got {h}.")
     d = _pos_int("n_features", n_features)
     q = _pos_int("n_task_features", n_task_features)
-    n = _pos_int("n_samples", n_samples, 4)
+    n = _pos_int("n_samples_per_task", n_samples_per_task, 4)
     spread = _nonneg("spread", spread)
     rng = _rng(random_state)
     C = rng.normal(size=(d, h))
