@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["StackedTasks"]
+__all__ = ["StackedTasks", "VECTORIZE_MAX_ENTRIES"]
+
+#: Stacked designs with at most this many entries use the vectorised products.
+VECTORIZE_MAX_ENTRIES = 200_000
 
 
 class StackedTasks:
@@ -57,10 +60,18 @@ class StackedTasks:
                 self.scale[:, t] = norms
                 X[sl] /= norms
         self.X, self.y = X, y
-        self.weight = 1.0 / (self.m * self.counts)  # 1 / (m n_i) per task
+        self.weight = 1.0 / (self.m * np.maximum(self.counts, 1))  # 1 / (m n_i) per task
+        # Small problems: one gathered einsum beats m Python-level products (measured ~2x
+        # per iteration at m=10, d=50, n=20); large ones: per-task products read X once and
+        # need no (n, d) temporaries, which keeps an iteration near the memory-traffic floor.
+        self._vectorized = X.size <= VECTORIZE_MAX_ENTRIES and bool(np.all(counts > 0))
+        self._row_task = np.repeat(np.arange(self.m), counts)
+        self._row_weight = self.weight[self._row_task]
 
     def residuals(self, W: np.ndarray) -> np.ndarray:
         """``X_i^T w_i - y_i`` stacked, shape (n_samples,)."""
+        if self._vectorized:
+            return np.einsum("ij,ji->i", self.X, W[:, self._row_task]) - self.y
         r = np.empty_like(self.y)
         for t, sl in enumerate(self.slices):
             np.subtract(self.X[sl] @ W[:, t], self.y[sl], out=r[sl])
@@ -68,11 +79,17 @@ class StackedTasks:
 
     def value(self, W: np.ndarray) -> float:
         r = self.residuals(W)
+        if self._vectorized:
+            return float(self._row_weight @ (r * r))
         return float(sum(self.weight[t] * (r[sl] @ r[sl]) for t, sl in enumerate(self.slices)))
 
     def value_grad(self, W: np.ndarray) -> tuple[float, np.ndarray]:
         """``f(W)`` and its gradient (d, m), per task."""
         r = self.residuals(W)
+        if self._vectorized:
+            scaled = (2.0 * self._row_weight) * r
+            G = np.add.reduceat(self.X * scaled[:, None], self.offsets[:-1], axis=0).T
+            return float(0.5 * (scaled @ r)), np.ascontiguousarray(G)
         G = np.empty((self.d, self.m))
         val = 0.0
         for t, sl in enumerate(self.slices):
