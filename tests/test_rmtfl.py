@@ -191,3 +191,34 @@ def test_task_relationships_are_the_contract_matrices():
     np.testing.assert_allclose(rel["P"] + rel["Q"], rel["W"], atol=1e-12)
     # a task is an outlier exactly when its column of Q is nonzero
     assert list(np.flatnonzero(np.linalg.norm(rel["Q"], axis=0) > 0)) == list(est.outlier_tasks_)
+
+
+@pytest.mark.parametrize("layout", ["shared design", "small stacked", "large stacked"])
+def test_stacked_products_agree_with_the_per_task_definition(layout):
+    # the three code paths of StackedTasks (one GEMM, one einsum, per-task loops) against
+    # the plain definition f(W) = sum_t 1/(m n_t) ||X_t w_t - y_t||^2
+    from explorer.solvers import multitask_least_squares as mls
+
+    rng = np.random.default_rng(5)
+    m, d = 4, 7
+    sizes = [9, 9, 9, 9] if layout == "shared design" else [6, 11, 8, 9]
+    design = rng.normal(size=(9, d))
+    Xs = [design if layout == "shared design" else rng.normal(size=(n, d)) for n in sizes]
+    X = np.vstack(Xs)
+    task = np.repeat(np.arange(m), sizes)
+    y = rng.normal(size=task.size)
+    data = mls.StackedTasks(X, y, task, m, normalize=False, center=False)
+    if layout == "large stacked":
+        data._vectorized = False
+    assert (data._shared_design is not None) == (layout == "shared design")
+    W = rng.normal(size=(d, m))
+    value, grad = data.value_grad(W)
+    expected, expected_grad = 0.0, np.zeros((d, m))
+    for t in range(m):
+        r = Xs[t] @ W[:, t] - y[task == t]
+        expected += r @ r / (m * sizes[t])
+        expected_grad[:, t] = 2 * Xs[t].T @ r / (m * sizes[t])
+    np.testing.assert_allclose([value, data.value(W)], expected, rtol=1e-12)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
+    r_expected = np.concatenate([Xs[t] @ W[:, t] - y[task == t] for t in range(m)])
+    np.testing.assert_allclose(data.residuals(W), r_expected, rtol=1e-12, atol=1e-12)
