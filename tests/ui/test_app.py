@@ -120,6 +120,13 @@ def test_bad_values_show_a_message_and_the_app_keeps_working(app_url, page):
     toast(page, "broken.csv").wait_for()
     assert "task" in toast(page, "broken.csv").inner_text()
     assert summary(page).inner_text() == before
+    # a bad value typed into a generator parameter: named in a message, the data stays
+    relations = page.get_by_label("Relations to task 0")
+    relations.fill("related,siblings")
+    relations.press("Enter")
+    toast(page, "siblings").wait_for()
+    assert "relations" in toast(page, "siblings").inner_text()
+    assert summary(page).inner_text() == before
     # and the app still answers
     box = page.get_by_label("Data seed")
     box.fill("3")
