@@ -263,3 +263,17 @@ def test_param_form_round_trip():
     assert state.current_params()[spec.name] == new_value
     state.from_query({"d." + spec.name: str(spec.default)})
     assert widget.value == spec.default
+
+
+def test_presets_switch_data_seed_and_page_and_refuse_unknown_names():
+    from explorer.app.state import ExplorerState
+
+    state = ExplorerState()
+    assert state.apply_preset("outlier_tasks")
+    assert state.dataset_name == "outlier_tasks" and state.page == "outliers"
+    assert state.dataset.kind == "regression" and state.dataset.n_tasks == 10
+    assert state.apply_preset("negated_task")
+    assert state.page == "shared_vs_separate" and state.dataset.n_tasks == 3
+    before = state.dataset
+    assert not state.apply_preset("../../etc/passwd")     # a name, never a path
+    assert state.dataset is before and "preset must be one of" in state.notices[-1][1]

@@ -41,3 +41,19 @@ def test_presets():
         make_dataset(p["dataset"], p["params"], random_state=p["data_seed"])
     with pytest.raises(ValueError, match="name"):
         load_preset("does-not-exist")
+
+
+def test_preset_copies_agree_and_name_real_pages():
+    # data/ (the layout's scenario folder) and the package copy (what an installed wheel has)
+    from pathlib import Path
+
+    from explorer.app.pages import PAGES
+
+    root = Path(__file__).resolve().parents[1]
+    shipped = sorted((root / "explorer" / "data" / "presets").glob("*.json"))
+    assert [p.name for p in shipped] == sorted(p.name for p in (root / "data").glob("*.json"))
+    for path in shipped:
+        assert path.read_text() == (root / "data" / path.name).read_text(), path.name
+        preset = load_preset(path.stem)
+        assert preset["dataset"] in CATALOG and preset["page"] in {p.slug for p in PAGES}
+        assert preset["title"]

@@ -238,6 +238,19 @@ class ExplorerApp(pn.viewable.Viewer):
                 options[f"Uploaded: {state.uploaded_name}"] = UPLOADED
             return options
 
+        from explorer.data.catalog import list_presets, load_preset
+
+        scenarios = {"(choose a scenario)": ""}
+        scenarios.update({load_preset(n).get("title", n): n for n in list_presets()})
+        scenario_choice = pn.widgets.Select(label="Scenario", options=scenarios, value="",
+                                            sizing_mode="stretch_width")
+
+        def on_scenario(event) -> None:
+            if event.new:
+                state.apply_preset(event.new)
+
+        scenario_choice.param.watch(on_scenario, "value")
+
         dataset_choice = pn.widgets.Select(label="Dataset", options=dataset_options(),
                                            value=state.dataset_name, sizing_mode="stretch_width")
 
@@ -281,7 +294,8 @@ class ExplorerApp(pn.viewable.Viewer):
         state.param.watch(on_data, ["dataset", "error"])
         return [
             pn.pane.Markdown("### Page", margin=(0, 10)), page_choice,
-            pn.pane.Markdown("### Data", margin=(10, 10, 0, 10)), dataset_choice, description,
+            pn.pane.Markdown("### Data", margin=(10, 10, 0, 10)), scenario_choice,
+            dataset_choice, description,
             DataParamsForm(state), seeds, train_fraction, summary, error,
             pn.pane.Markdown(CSV_NOTE, styles={"font-size": "0.9em"}), upload,
         ]

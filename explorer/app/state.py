@@ -317,6 +317,31 @@ class ExplorerState(param.Parameterized):
                 self._busy = False
         return True
 
+    # ------------------------------------------------------------------ presets
+    def apply_preset(self, name: str) -> bool:
+        """Switch to scenario preset ``name`` (``data/*.json``): data set, parameters, seed, page.
+
+        The preset is read from the package's own files only (``name`` must be one of
+        :func:`~explorer.data.catalog.list_presets`; it never becomes a path). Returns False,
+        with a notice, when it cannot be applied; the current data then stays.
+        """
+        from explorer.data.catalog import list_presets, load_preset
+
+        if name not in list_presets():
+            self.notify(f"preset must be one of {list_presets()}; got {name!r}.", "error")
+            return False
+        preset = load_preset(name)
+        dataset = preset.get("dataset")
+        if dataset not in self.param.dataset_name.objects:
+            self.notify(f"preset {name!r} names an unknown data set {dataset!r}.", "error")
+            return False
+        params = self._entry_params(dataset, preset.get("params", {}), fill=True)
+        self.param.update(dataset_name=dataset, data_params=params,
+                          data_seed=int(preset.get("data_seed", self.data_seed)))
+        if preset.get("page") in self.param.page.objects:
+            self.page = preset["page"]
+        return self.error == ""
+
     # ------------------------------------------------------------------ notices
     def notify(self, message: str, level: str = "info") -> None:
         """Record a notice for the user; the app shows it as a toast.
