@@ -27,15 +27,8 @@ from explorer.solvers.tree_split import warm_up  # noqa: E402
 
 
 def digits_one_vs_rest():
-    try:
-        from explorer.data import load_digits_tasks
-    except ImportError:  # before the data module lands: the same tasks built here
-        from sklearn.datasets import load_digits
+    from explorer.data import load_digits_tasks
 
-        X, y = load_digits(return_X_y=True)
-        task = np.repeat(np.arange(10), len(y))
-        labels = np.concatenate([(y == k).astype(int) for k in range(10)])
-        return np.tile(X, (10, 1)), labels, task, "digits one-vs-rest (sklearn, 10 x 1797)"
     data = load_digits_tasks("one-vs-rest")
     return data.X, data.y, data.task, f"digits one-vs-rest ({data.n_samples} rows)"
 
