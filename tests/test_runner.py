@@ -240,3 +240,17 @@ def test_stale_slider_values_do_not_pause_a_run():
         runner._scrub.value_throttled = 1
     assert runner.session.state == "paused" and not runner._following
     runner.reset()
+
+
+def test_a_worker_outliving_reset_never_writes_into_the_next_run():
+    # a step longer than reset()'s join timeout: the old worker must stay stopped
+    slow = FakeEstimator(n=3, delay=0.6)
+    s = FitSession(lambda: slow, data)
+    s.run()
+    time.sleep(0.1)                 # the worker is inside its first (slow) step
+    s.stop(timeout=0.05)            # gives up waiting; the worker is still running
+    with s._cond:
+        s._reset_fields()           # what reset() does after the join
+    time.sleep(1.0)                 # the old worker finishes its step meanwhile
+    assert s.version == 0 and len(s.record) == 0 and s.state == "idle"
+    assert slow.produced == 1       # it finished that step, then stopped: no second one

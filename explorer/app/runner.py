@@ -109,6 +109,10 @@ class FitSession:
         self.steps_per_second: float | None = None
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
+        # One stop token per worker thread: a worker that outlives reset()'s join timeout
+        # (a step longer than the timeout) keeps its own, already set, token, so it can
+        # neither resume nor write into the next run's record.
+        self._token = threading.Event()
         self._reset_fields()
 
     def _reset_fields(self):
@@ -118,7 +122,6 @@ class FitSession:
         self.estimator = None
         self._latest = None
         self._version = 0
-        self._stop = False
         self._parked = False
         self._budget: int | None = None  # None = run freely; k = k more steps then pause
         self.record.clear()
@@ -168,7 +171,7 @@ class FitSession:
     def stop(self, timeout: float = 5.0) -> None:
         """Ask the worker to stop between steps and join it."""
         with self._cond:
-            self._stop = True
+            self._token.set()
             self._cond.notify_all()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -195,42 +198,46 @@ class FitSession:
     def _ensure_thread(self):
         if self.active:
             return
-        self._stop = False
-        self._thread = threading.Thread(target=self._work, name="LiveFitRunner", daemon=True)
+        self._token = threading.Event()
+        self._thread = threading.Thread(target=self._work, args=(self._token,),
+                                        name="LiveFitRunner", daemon=True)
         self._thread.start()
 
-    def _gate(self) -> bool:
+    def _gate(self, token: threading.Event) -> bool:
         """Wait while paused; return False when the worker must stop."""
         with self._cond:
-            while not self._stop and (self.state == "paused" or self._budget == 0):
+            while not token.is_set() and (self.state == "paused" or self._budget == 0):
                 if self.state == "running" and self._budget == 0:
                     self.state = "paused"
                 self._parked = True
                 self._cond.notify_all()
                 self._cond.wait(0.1)
             self._parked = False
-            return not self._stop
+            return not token.is_set()
 
-    def _work(self):
+    def _work(self, token: threading.Event):
         try:
             with threadpool_limits(limits=1), warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 estimator = self.make_estimator()
                 X, y, task = self.get_data()
-                self.estimator = estimator
+                with self._cond:
+                    if token.is_set():
+                        return
+                    self.estimator = estimator
                 iterator = estimator.fit_iter(X, y, task)
                 last = time.monotonic()
-                while self._gate():
+                while self._gate(token):
                     try:
                         snap = next(iterator)
                     except StopIteration:
                         break
-                    if self._stop:
-                        return
-                    self.record.append(snap)
-                    self._latest = snap
-                    self._version += 1
-                    with self._cond:
+                    with self._cond:   # a stopped worker never writes
+                        if token.is_set():
+                            return
+                        self.record.append(snap)
+                        self._latest = snap
+                        self._version += 1
                         if self._budget is not None:
                             self._budget -= 1
                         self._cond.notify_all()
@@ -243,17 +250,20 @@ class FitSession:
                     if sps:
                         end = last + 1.0 / sps
                         with self._cond:
-                            while not self._stop and time.monotonic() < end:
+                            while not token.is_set() and time.monotonic() < end:
                                 self._cond.wait(end - time.monotonic())
                     last = time.monotonic()
                 else:
                     return  # stopped
                 self.warnings.extend(f"{w.category.__name__}: {w.message}" for w in caught)
             with self._cond:
-                self.state = "done"
+                if not token.is_set():
+                    self.state = "done"
                 self._cond.notify_all()
         except Exception as exc:  # noqa: BLE001 -- every failure reaches the user
             with self._cond:
+                if token.is_set():
+                    return
                 self.error = f"{type(exc).__name__}: {exc}"
                 self.state = "error"
                 self._cond.notify_all()
