@@ -104,6 +104,11 @@ class MatrixHeatmap:
         fig.image(image="zero", x=0, y=0, dw=c, dh=r, source=self.source,
                   color_mapper=LinearColorMapper(palette=["rgba(0, 0, 0, 0)", ZERO_COLOR],
                                                  low=0, high=1))
+        if r <= MAX_TICK_LABELS and c <= MAX_TICK_LABELS:
+            # thin white cell borders (static, drawn once): equal neighbours stay readable
+            xs = [[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]
+            ys = [[0, r] for _ in range(1, c)] + [[k, k] for k in range(1, r)]
+            fig.multi_line(xs, ys, line_color="white", line_width=1)
         name_of = "return names[Math.floor(value)] ?? '';"
         fig.add_tools(HoverTool(renderers=[values], tooltips=[
             ("row", "$y{row}"), ("column", "$x{col}"), ("value", "@image{0.000}")],
