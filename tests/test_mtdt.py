@@ -235,7 +235,7 @@ def test_mtadaboost_ig_m_beats_single_task_adaboost_on_digits_one_vs_rest():
     print("\ndigits one-vs-rest, 100 train/task, 10 splits: accuracy per task")
     print("task  AdaBoost.M1 (single-task)  MT-Adaboost IG_M")
     for t in range(10):
-        print(f"{t}/-{t}  {st_acc[t]:.4f}                     {mt_acc[t]:.4f}")
+        print(f"{t} vs rest  {st_acc[t]:.4f}                 {mt_acc[t]:.4f}")
     print(f"avg   {st_acc.mean():.4f}                     {mt_acc.mean():.4f}")
     assert mt_acc.mean() > st_acc.mean()
 
