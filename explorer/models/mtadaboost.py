@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_scalar
 from .base import MultiTaskEstimator, Snapshot, encode_task_labels
-from .mtdt import MTDecisionTree, _check_weight, _decode, _tidy
+from .mtdt import MTDecisionTree, _check_weight, _decode, _tidy, fit_one_per_task
 
 __all__ = ["MTAdaBoost", "SingleTaskAdaBoost"]
 
@@ -215,19 +215,9 @@ class SingleTaskAdaBoost(MultiTaskEstimator):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
-        sample_weight = fit_params.pop("sample_weight", None)
-        if fit_params:
-            raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
-        weight = _check_weight(sample_weight, X.shape[0])
-        self.estimators_ = []
-        for t in range(self.n_tasks_):
-            rows = task == t
-            booster = MTAdaBoost(base=self.base, n_estimators=self.n_estimators)
-            booster.fit(X[rows], y[rows], np.zeros(rows.sum(), np.intp),
-                        sample_weight=weight[rows])
-            self.estimators_.append(booster)
-            yield Snapshot(step=t + 1, info={"task": t, "n_rounds": booster.n_estimators_})
-        self.classes_ = [b.classes_[0] for b in self.estimators_]
+        yield from fit_one_per_task(
+            self, lambda: MTAdaBoost(base=self.base, n_estimators=self.n_estimators),
+            lambda booster: {"n_rounds": booster.n_estimators_}, X, y, task, fit_params)
         longest = max(b.n_estimators_ for b in self.estimators_)
         self.train_errors_ = np.column_stack([
             np.concatenate([b.train_errors_[:, 0],

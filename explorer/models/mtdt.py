@@ -355,20 +355,11 @@ class SingleTaskTree(MultiTaskEstimator):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
-        sample_weight = fit_params.pop("sample_weight", None)
-        if fit_params:
-            raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
-        weight = _check_weight(sample_weight, X.shape[0])
-        self.estimators_ = []
-        for t in range(self.n_tasks_):
-            rows = task == t
-            tree = MTDecisionTree(max_depth=self.max_depth,
-                                  min_samples_leaf=self.min_samples_leaf, purity=self.purity)
-            tree.fit(X[rows], y[rows], np.zeros(rows.sum(), np.intp),
-                     sample_weight=weight[rows])
-            self.estimators_.append(tree)
-            yield Snapshot(step=t + 1, info={"task": t, "n_nodes": tree.n_nodes_})
-        self.classes_ = [est.classes_[0] for est in self.estimators_]
+        yield from fit_one_per_task(
+            self, lambda: MTDecisionTree(max_depth=self.max_depth,
+                                         min_samples_leaf=self.min_samples_leaf,
+                                         purity=self.purity),
+            lambda tree: {"n_nodes": tree.n_nodes_}, X, y, task, fit_params)
 
     def predict(self, X, task) -> np.ndarray:
         X, task = self._validate_predict_data(X, task)
@@ -389,6 +380,28 @@ class SingleTaskTree(MultiTaskEstimator):
             p = self.estimators_[t].predict_proba(X[rows], np.zeros(rows.sum(), np.intp))
             proba[rows, : p.shape[1]] = p
         return proba
+
+
+def fit_one_per_task(owner, make_model, describe, X, y, task, fit_params
+                     ) -> Iterator[Snapshot]:
+    """The single-task baselines' loop: ``make_model()`` fitted on each task alone.
+
+    Each task's rows become a one-task problem; ``owner.estimators_`` (one model per task)
+    and ``owner.classes_`` are set; one snapshot per task, ``info = {"task": t,
+    **describe(model)}``.
+    """
+    sample_weight = fit_params.pop("sample_weight", None)
+    if fit_params:
+        raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
+    weight = _check_weight(sample_weight, X.shape[0])
+    owner.estimators_ = []
+    for t in range(owner.n_tasks_):
+        rows = task == t
+        model = make_model()
+        model.fit(X[rows], y[rows], np.zeros(rows.sum(), np.intp), sample_weight=weight[rows])
+        owner.estimators_.append(model)
+        yield Snapshot(step=t + 1, info={"task": t, **describe(model)})
+    owner.classes_ = [model.classes_[0] for model in owner.estimators_]
 
 
 def _filter(sorted_rows: np.ndarray, keep: np.ndarray) -> np.ndarray:

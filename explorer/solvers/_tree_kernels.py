@@ -17,6 +17,29 @@ def _xlx(c):
 
 
 @njit(cache=True, nogil=True)
+def _node_terms(node_counts, offsets):
+    """Per task: weighted count ``n_j``, ``sum_c xlx(c)`` and ``A_j = xlx(n_j) - sum_c
+    xlx(c)`` over the task's (task, label) columns; and ``sum_c xlx(c)`` over all columns."""
+    m = offsets.size - 1
+    node_sum = np.zeros(m)
+    node_xlx = np.zeros(m)
+    a_node = np.zeros(m)
+    for j in range(m):
+        s = 0.0
+        x = 0.0
+        for c in range(offsets[j], offsets[j + 1]):
+            s += node_counts[c]
+            x += _xlx(node_counts[c])
+        node_sum[j] = s
+        node_xlx[j] = x
+        a_node[j] = _xlx(s) - x
+    joint_xlx = 0.0
+    for c in range(node_counts.size):
+        joint_xlx += _xlx(node_counts[c])
+    return node_sum, node_xlx, a_node, joint_xlx
+
+
+@njit(cache=True, nogil=True)
 def _split_kernel(X_t, sorted_rows, columns, column_task, weights, offsets, node_counts,
                   min_leaf):  # pragma: no cover - compiled
     """Best (feature, position) under IG_M, IG_J, IG_U (in that order) for one node.
@@ -31,22 +54,8 @@ def _split_kernel(X_t, sorted_rows, columns, column_task, weights, offsets, node
     d, n = sorted_rows.shape
     m = offsets.size - 1
     K = node_counts.size
-    node_sum = np.zeros(m)
-    node_xlx = np.zeros(m)
-    a_node = np.zeros(m)
-    for j in range(m):
-        s = 0.0
-        x = 0.0
-        for c in range(offsets[j], offsets[j + 1]):
-            s += node_counts[c]
-            x += _xlx(node_counts[c])
-        node_sum[j] = s
-        node_xlx[j] = x
-        a_node[j] = _xlx(s) - x
+    node_sum, node_xlx, a_node, joint_xlx = _node_terms(node_counts, offsets)
     n_total = node_sum.sum()
-    joint_xlx = 0.0
-    for c in range(K):
-        joint_xlx += _xlx(node_counts[c])
     a_joint = _xlx(n_total) - joint_xlx
     best_feature = np.zeros(3, np.int64)
     best_position = np.zeros(3, np.int64)
@@ -168,20 +177,8 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
             g = rank[r, f]
             hist[f, g, c] += w
             count[f, g] += 1
-    node_sum = np.zeros(m)
-    a_node = np.zeros(m)
-    for j in range(m):
-        s = 0.0
-        x = 0.0
-        for c in range(offsets[j], offsets[j + 1]):
-            s += node_counts[c]
-            x += _xlx(node_counts[c])
-        node_sum[j] = s
-        a_node[j] = _xlx(s) - x
+    node_sum, _, a_node, joint_xlx = _node_terms(node_counts, offsets)
     n_total = node_sum.sum()
-    joint_xlx = 0.0
-    for c in range(K):
-        joint_xlx += _xlx(node_counts[c])
     a_joint = _xlx(n_total) - joint_xlx
     best_feature = np.zeros(3, np.int64)
     best_position = np.zeros(3, np.int64)

@@ -88,7 +88,7 @@ class TreesPage(pn.viewable.Viewer):
         self._layout = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", styles={"font-size": "1.05em"}),
             pn.Row(self.criterion, self.depth),
-            self._runner_controls(),
+            self._runner,
             self.status,
             pn.FlexBox(self._diagram_pane, self._gains_pane),
             self._partition_pane,
@@ -119,9 +119,6 @@ class TreesPage(pn.viewable.Viewer):
                                                   max_depth=self.depth.value),
             get_data=data, render=self._render_snapshot,
             on_reset=lambda: self._render_snapshot(None))
-
-    def _runner_controls(self):
-        return self._runner
 
     def _restart(self, *events) -> None:
         self._runner.reset()  # its on_reset empties the views
