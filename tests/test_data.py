@@ -90,8 +90,9 @@ def test_one_class_task_rejected_by_a_classifier():
     ({"task_features": [[1.0], [2.0]]}, r"task_features must have shape \(n_tasks=1, "
                                         r"n_task_features\); got shape \(2, 1\)"),
     ({"task_features": [[np.nan]]}, r"task_features must be finite"),
-    ({"truth": {"coef": np.zeros((3, 1))}}, r"truth\['coef'\] must have shape \(2, 1\); "
-                                            r"got shape \(3, 1\)"),
+    ({"truth": {"coef": np.zeros((3, 1))}},
+     r"truth\['coef'\] must have shape \(n_features=2, n_tasks=1\), i.e. \(2, 1\); "
+     r"got shape \(3, 1\)"),
     ({"truth": [1]}, r"truth must be a dict; got list"),
     ({"kind": "clustering"}, r"kind must be one of .*; got 'clustering'"),
 ])

@@ -8,6 +8,7 @@ Tasks may have different sizes and, for classification, different label sets.
 from __future__ import annotations
 
 import io
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,35 +17,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .validation import check_kind, check_multitask, check_names, check_scalar
+from .validation import (
+    TRUTH_SPEC,
+    check_kind,
+    check_multitask,
+    check_names,
+    check_scalar,
+    check_task_features,
+    check_truth,
+    subset_truth,
+)
 
 #: Largest CSV accepted by :func:`read_csv` (bytes). Uploads in the app use the same limit.
 MAX_CSV_BYTES = 20 * 1024 * 1024
 
-TRUTH_KEYS = ("task_relation", "outlier_tasks", "shared_features", "clusters", "coef")
+#: The truth keys a dataset accepts (see :data:`explorer.data.validation.TRUTH_SPEC`).
+TRUTH_KEYS = tuple(TRUTH_SPEC)
 
+#: Columns of a CSV/table whose name starts with this prefix are task features.
+TASK_FEATURE_PREFIX = "tf_"
 
-def _check_truth(truth: dict | None, n_tasks: int, n_features: int) -> dict:
-    if truth is None:
-        return {}
-    if not isinstance(truth, dict):
-        raise ValueError(f"truth must be a dict; got {type(truth).__name__}.")
-    shapes = {
-        "task_relation": (n_tasks, n_tasks),
-        "outlier_tasks": (n_tasks,),
-        "shared_features": (n_features,),
-        "clusters": (n_tasks,),
-        "coef": (n_features, n_tasks),
-    }
-    out = {}
-    for key, value in truth.items():
-        arr = np.asarray(value)
-        if key in shapes and arr.shape != shapes[key]:
-            raise ValueError(
-                f"truth[{key!r}] must have shape {shapes[key]}; got shape {arr.shape}."
-            )
-        out[key] = arr
-    return out
+#: First line of a CSV written by :meth:`MultiTaskDataset.to_csv`: this prefix and a JSON
+#: object (``{"kind": ..., "task_names": [...]}``).
+CSV_HEADER_PREFIX = "# mtl-explorer "
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,8 +56,14 @@ class MultiTaskDataset:
         Task-level features (TL-TF).
     task_names, feature_names : list of str, optional
     truth : dict, optional
-        What a generator knows: ``task_relation`` (m, m) signed, ``outlier_tasks`` (m,)
-        bool, ``shared_features`` (d,) bool, ``clusters`` (m,) int, ``coef`` (d, m).
+        What a generator knows, every key validated (unknown keys are refused):
+        ``task_relation`` (m, m) in {-1, 0, +1} with +1 on the diagonal,
+        ``task_similarity`` (m, m) in [-1, 1] (true cosine of the task coefficients),
+        ``outlier_tasks`` (m,) bool, ``shared_features`` (d,) bool, ``clusters`` (m,) int,
+        ``coef`` (d, m), ``P`` and ``Q`` (d, m) (rMTFL's parts, ``coef = P + Q``),
+        ``local_region`` (n_samples,) bool (one entry per row). Per-row keys follow the
+        rows through ``split``/``subset``, per-task keys follow ``subset``'s tasks.
+        See :data:`explorer.data.validation.TRUTH_SPEC`.
     kind : {"classification", "regression"}
     """
 
@@ -84,16 +85,9 @@ class MultiTaskDataset:
             n_tasks = max(n_tasks, len(task_names))
             # Re-check with the declared count so a named task without rows is reported.
             check_multitask(X, None, task, n_tasks=n_tasks, who="MultiTaskDataset")
+        task_features = check_task_features(task_features, n_tasks)
         if task_features is not None:
-            tf = np.asarray(task_features, dtype=np.float64)
-            if tf.ndim != 2 or tf.shape[0] != n_tasks:
-                raise ValueError(
-                    f"task_features must have shape (n_tasks={n_tasks}, n_task_features); "
-                    f"got shape {tf.shape}."
-                )
-            if not np.all(np.isfinite(tf)):
-                raise ValueError("task_features must be finite; got NaN or infinity.")
-            task_features = tf
+            task_features.setflags(write=False)
         for name, value in (("X", X), ("y", y), ("task", task)):
             value.setflags(write=False)
             object.__setattr__(self, name, value)
@@ -102,7 +96,8 @@ class MultiTaskDataset:
                                                            "task "))
         object.__setattr__(self, "feature_names", check_names(
             feature_names, X.shape[1], "feature_names", "x"))
-        object.__setattr__(self, "truth", _check_truth(truth, n_tasks, X.shape[1]))
+        object.__setattr__(self, "truth", check_truth(
+            truth, n_tasks=n_tasks, n_features=X.shape[1], n_samples=X.shape[0]))
         object.__setattr__(self, "kind", kind)
 
     # ------------------------------------------------------------------ shape facts
@@ -140,19 +135,12 @@ class MultiTaskDataset:
     def _replace_rows(self, rows: np.ndarray, task_map: np.ndarray | None = None,
                       task_subset: np.ndarray | None = None) -> MultiTaskDataset:
         task = self.task[rows] if task_map is None else task_map[self.task[rows]]
-        truth = dict(self.truth)
+        truth = subset_truth(self.truth, rows=rows, tasks=task_subset)
         names = self.task_names
         tf = self.task_features
         if task_subset is not None:
             names = [self.task_names[t] for t in task_subset]
             tf = None if tf is None else tf[task_subset]
-            for key in ("outlier_tasks", "clusters"):
-                if key in truth:
-                    truth[key] = truth[key][task_subset]
-            if "task_relation" in truth:
-                truth["task_relation"] = truth["task_relation"][np.ix_(task_subset, task_subset)]
-            if "coef" in truth:
-                truth["coef"] = truth["coef"][:, task_subset]
         return MultiTaskDataset(self.X[rows], self.y[rows], task, task_features=tf,
                                 task_names=names, feature_names=self.feature_names,
                                 truth=truth, kind=self.kind)
@@ -220,51 +208,108 @@ class MultiTaskDataset:
 
     # ------------------------------------------------------------------ tables
     def to_frame(self) -> pd.DataFrame:
-        """One row per example: the feature columns, then ``task`` (its name) and ``y``."""
-        df = pd.DataFrame(self.X, columns=self.feature_names)
-        df["task"] = np.asarray(self.task_names, dtype=object)[self.task]
-        df["y"] = self.y
+        """One row per example: the feature columns, the task features, ``task``, ``y``.
+
+        Task features are columns ``tf_0 .. tf_{q-1}``, one value per task repeated on
+        each of its rows. The frame's ``attrs`` record ``kind`` and ``task_names`` (in
+        task-id order), which :meth:`from_frame` uses when it is given the frame back.
+        """
+        reserved = [f for f in self.feature_names
+                    if f in ("task", "y") or f.startswith(TASK_FEATURE_PREFIX)]
+        if reserved:
+            raise ValueError(
+                f"feature_names must not use the table's own column names 'task', 'y' or "
+                f"the task-feature prefix {TASK_FEATURE_PREFIX!r}; got {reserved[:5]}.")
+        columns = {name: self.X[:, j] for j, name in enumerate(self.feature_names)}
+        if self.task_features is not None:
+            for j in range(self.task_features.shape[1]):
+                columns[f"{TASK_FEATURE_PREFIX}{j}"] = self.task_features[self.task, j]
+        columns["task"] = np.asarray(self.task_names, dtype=object)[self.task]
+        columns["y"] = self.y
+        df = pd.DataFrame(columns)
+        df.attrs.update(kind=self.kind, task_names=list(self.task_names))
         return df
 
     @classmethod
     def from_frame(cls, df: pd.DataFrame, *, task: str = "task", target: str = "y",
                    features: Sequence[str] | None = None,
+                   task_features: Sequence[str] | None = None,
+                   task_names: Sequence[str] | None = None,
                    kind: str | None = None) -> MultiTaskDataset:
         """Build a dataset from a table with a task column and a target column.
 
-        Task values may be ids or names; names are numbered in order of first appearance
-        (integers keep their numeric order). ``kind`` defaults to "regression" when the
-        target is float with non-integer values and to "classification" otherwise.
+        Parameters
+        ----------
+        df : pandas.DataFrame
+        task, target : str
+            Names of the task column (ids or names) and of the target column.
+        features : list of str, optional
+            Feature columns; default every column that is not the task, the target or a
+            task feature.
+        task_features : list of str, optional
+            Task-feature columns (one value per task, repeated on its rows); default the
+            columns whose name starts with ``"tf_"``. A value that changes within a task
+            is refused, naming the task and the column.
+        task_names : list of str, optional
+            The tasks in id order (values of the task column, compared as text). Default
+            ``df.attrs["task_names"]`` if present; otherwise names are numbered in order of
+            first appearance (integer task values keep their numeric order).
+        kind : {"classification", "regression"}, optional
+            Default ``df.attrs["kind"]`` if present; otherwise "regression" when the
+            target is float with non-integer values and "classification" otherwise.
         """
         if not isinstance(df, pd.DataFrame):
             raise ValueError(f"df must be a pandas DataFrame; got {type(df).__name__}.")
         if len(df) == 0:
             raise ValueError("the table has no rows (only a header?); got 0 rows with columns "
                              f"{list(map(str, df.columns))[:20]}.")
+        columns = list(map(str, df.columns))
         for arg, col in (("task", task), ("target", target)):
             if col not in df.columns:
                 raise ValueError(
-                    f"{arg}={col!r} is not a column of the table; columns are "
-                    f"{list(map(str, df.columns))[:20]}."
+                    f"{arg}={col!r} is not a column of the table; columns are {columns[:20]}."
                 )
+        if task_features is None:
+            task_features = [c for c in df.columns if str(c).startswith(TASK_FEATURE_PREFIX)
+                             and c not in (task, target) and c not in (features or ())]
+        else:
+            missing = [c for c in task_features if c not in df.columns]
+            if missing:
+                raise ValueError(f"task_features {missing} are not columns of the table; "
+                                 f"columns are {columns[:20]}.")
         if features is None:
-            features = [c for c in df.columns if c not in (task, target)]
+            features = [c for c in df.columns
+                        if c not in (task, target) and c not in task_features]
         else:
             missing = [c for c in features if c not in df.columns]
             if missing:
                 raise ValueError(f"features {missing} are not columns of the table.")
         if not features:
             raise ValueError("the table needs at least one feature column besides task and target.")
-        non_numeric = [c for c in features if not pd.api.types.is_numeric_dtype(df[c])]
-        if non_numeric:
-            raise ValueError(
-                f"feature columns must be numeric; {non_numeric[:5]} are not (first value "
-                f"{df[non_numeric[0]].iloc[0]!r})."
-            )
+        for arg, cols in (("feature", features), ("task feature", task_features)):
+            non_numeric = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
+            if non_numeric:
+                raise ValueError(
+                    f"{arg} columns must be numeric; {non_numeric[:5]} are not (first value "
+                    f"{df[non_numeric[0]].iloc[0]!r})."
+                )
         raw_task = df[task]
         if raw_task.isna().any():
             raise ValueError(f"task column {task!r} has missing values.")
-        if pd.api.types.is_integer_dtype(raw_task):
+        if task_names is None:
+            task_names = df.attrs.get("task_names")
+        if task_names is not None:
+            task_names = [str(n) for n in task_names]
+            index = {name: i for i, name in enumerate(task_names)}
+            if len(index) != len(task_names):
+                raise ValueError(f"task_names must not repeat a name; got {task_names[:20]}.")
+            text = raw_task.astype(str)
+            unknown = sorted(set(text) - set(index))
+            if unknown:
+                raise ValueError(f"task column {task!r} has values {unknown[:5]} that are not "
+                                 f"in task_names {task_names[:20]}.")
+            task_ids = text.map(index).to_numpy(dtype=np.intp)
+        elif pd.api.types.is_integer_dtype(raw_task):
             names_sorted = np.unique(raw_task.to_numpy())
             task_ids = np.searchsorted(names_sorted, raw_task.to_numpy())
             task_names = [str(v) for v in names_sorted]
@@ -275,20 +320,98 @@ class MultiTaskDataset:
         if df[target].isna().any():
             raise ValueError(f"target column {target!r} has missing values.")
         if kind is None:
+            kind = df.attrs.get("kind")
+        if kind is None:
             is_float = pd.api.types.is_float_dtype(df[target])
             kind = "regression" if is_float and np.any(y != np.round(y)) else "classification"
+        tf = _task_feature_table(df, list(task_features), task_ids, task_names)
         return cls(df[list(features)].to_numpy(dtype=np.float64), y, task_ids,
-                   task_names=task_names, feature_names=[str(f) for f in features], kind=kind)
+                   task_features=tf, task_names=task_names,
+                   feature_names=[str(f) for f in features], kind=kind)
 
     def to_csv(self, path_or_buffer=None) -> str | None:
-        """Write the :meth:`to_frame` table as CSV (the upload format of the app)."""
-        return self.to_frame().to_csv(path_or_buffer, index=False)
+        """Write the dataset as CSV (the upload format of the app); see :func:`read_csv`.
+
+        The first line is ``# mtl-explorer`` and a JSON object with ``kind`` and
+        ``task_names`` (in task-id order); then the :meth:`to_frame` table: feature
+        columns, task-feature columns ``tf_*``, ``task`` (the task name) and ``y``.
+        Returns the text when ``path_or_buffer`` is None.
+        """
+        header = CSV_HEADER_PREFIX + json.dumps(
+            {"kind": self.kind, "task_names": list(self.task_names)}) + "\n"
+        table = self.to_frame().to_csv(index=False, lineterminator="\n")
+        if path_or_buffer is None:
+            return header + table
+        if hasattr(path_or_buffer, "write"):
+            path_or_buffer.write(header + table)
+        else:
+            with open(path_or_buffer, "w", encoding="utf-8", newline="") as fh:
+                fh.write(header + table)
+        return None
+
+
+def _task_feature_table(df: pd.DataFrame, columns: list, task_ids: np.ndarray,
+                        task_names: list[str]) -> np.ndarray | None:
+    """(n_tasks, q) task features from columns holding one value per task on each row."""
+    if not columns:
+        return None
+    values = df[columns].to_numpy(dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        row, col = np.argwhere(~np.isfinite(values))[0]
+        raise ValueError(f"task feature column {columns[col]!r} must be finite; got "
+                         f"{values[row, col]} at row {row}.")
+    n_tasks = len(task_names)
+    present = np.zeros(n_tasks, bool)
+    present[task_ids] = True
+    if not present.all():  # the dataset reports the empty task with its own message
+        return None
+    first_row = np.zeros(n_tasks, dtype=np.intp)
+    # the first row of every task (reversed assignment keeps the earliest index)
+    first_row[task_ids[::-1]] = np.arange(task_ids.size)[::-1]
+    table = values[first_row]
+    differs = values != table[task_ids]
+    if differs.any():
+        row, col = np.argwhere(differs)[0]
+        t = int(task_ids[row])
+        raise ValueError(
+            f"task feature column {columns[col]!r} must have one value per task; task "
+            f"{task_names[t]!r} has {table[t, col]!r} and {values[row, col]!r} (row {row}).")
+    return table
 
 
 def check_task_ids_in_range(tasks: np.ndarray, n_tasks: int) -> np.ndarray:
     if tasks.dtype.kind not in "iu" or tasks.min() < 0 or tasks.max() >= n_tasks:
         raise ValueError(f"tasks must be integer ids in 0..{n_tasks - 1}; got {tasks.tolist()}.")
     return tasks.astype(np.intp)
+
+
+def _read_header(data: bytes) -> tuple[dict, bytes]:
+    """Split off the ``# mtl-explorer {json}`` first line; other ``#`` first lines are skipped."""
+    if not data.startswith(b"#"):
+        return {}, data
+    line, _, rest = data.partition(b"\n")
+    prefix = CSV_HEADER_PREFIX.encode()
+    if not line.startswith(prefix):
+        return {}, rest
+    try:
+        meta = json.loads(line[len(prefix):].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"the CSV header line must be {CSV_HEADER_PREFIX!r} followed by a "
+                         f"JSON object; it could not be read ({exc}).") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"the CSV header line must hold a JSON object; got "
+                         f"{type(meta).__name__}.")
+    unknown = sorted(set(meta) - {"kind", "task_names"})
+    if unknown:
+        raise ValueError(f"the CSV header line has unknown keys {unknown}; known keys are "
+                         "['kind', 'task_names'].")
+    if "kind" in meta:
+        check_kind(meta["kind"])
+    names = meta.get("task_names")
+    if names is not None and (not isinstance(names, list)
+                              or not all(isinstance(n, str) for n in names)):
+        raise ValueError("the CSV header line's task_names must be a list of strings.")
+    return meta, rest
 
 
 def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
@@ -299,6 +422,22 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
     ``path_or_buffer`` is a path, a text/bytes buffer or the bytes themselves (an upload).
     Files larger than ``max_bytes`` are refused before parsing; malformed files raise a
     ``ValueError`` that says what is wrong.
+
+    Format (what :meth:`MultiTaskDataset.to_csv` writes)::
+
+        # mtl-explorer {"kind": "regression", "task_names": ["T0 a", "T1 b"]}
+        x0,x1,tf_0,task,y
+        0.1,2.0,0.5,T0 a,1.25
+        ...
+
+    * The first line is optional. When present it records the data ``kind`` and the task
+      names in task-id order; an explicit ``kind`` argument wins over it. Without it the
+      kind is inferred (float targets with non-integer values: regression) and tasks are
+      numbered by first appearance (integer task values: numeric order). Any other first
+      line starting with ``#`` is skipped.
+    * Columns named ``tf_*`` are task features: one value per task, repeated on every row
+      of the task (a value that changes within a task is refused).
+    * Every other column besides ``task`` and ``y`` is a numeric feature.
     """
     if isinstance(path_or_buffer, (bytes, bytearray)):
         data = bytes(path_or_buffer)
@@ -323,10 +462,13 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
         got = f"at least {len(data)}" if hasattr(path_or_buffer, "read") else f"{len(data)}"
         raise ValueError(f"the CSV data is over the size limit max_bytes={max_bytes}; "
                          f"got {got} bytes.")
+    meta, data = _read_header(data)
     if not data.strip():
         raise ValueError("the CSV data is empty.")
     try:
         df = pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"the CSV data could not be parsed: {exc}".strip()) from None
-    return MultiTaskDataset.from_frame(df, task=task, target=target, features=features, kind=kind)
+    return MultiTaskDataset.from_frame(
+        df, task=task, target=target, features=features,
+        task_names=meta.get("task_names"), kind=kind if kind is not None else meta.get("kind"))

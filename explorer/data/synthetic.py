@@ -17,6 +17,33 @@ def _rng(random_state):
     return np.random.default_rng(random_state)
 
 
+def task_cosine(coef) -> np.ndarray:
+    """True cosine similarity of the task coefficient vectors (the columns of ``coef``).
+
+    A task whose coefficients are all zero (e.g. a relabelled task) has cosine 0 with every
+    other task; every task has 1 with itself.
+
+    Parameters
+    ----------
+    coef : array-like of shape (n_features, n_tasks)
+
+    Returns
+    -------
+    ndarray of shape (n_tasks, n_tasks), values in [-1, 1], diagonal 1
+
+    >>> task_cosine([[1.0, -2.0, 0.0], [0.0, 0.0, 3.0]])
+    array([[ 1., -1.,  0.],
+           [-1.,  1.,  0.],
+           [ 0.,  0.,  1.]])
+    """
+    coef = np.asarray(coef, dtype=np.float64)
+    norms = np.linalg.norm(coef, axis=0)
+    unit = np.divide(coef, norms, out=np.zeros_like(coef), where=norms > 0)
+    cosine = np.clip(unit.T @ unit, -1.0, 1.0)
+    np.fill_diagonal(cosine, 1.0)
+    return cosine
+
+
 def _pos_int(name, value, low=1):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
@@ -43,8 +70,19 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     """Task 0 is a base concept; every further task is related, negated or unrelated to it.
 
     Follows the toy settings of the MT-KNN paper (Zhang 2013): a related task uses
-    ``w0 + perturbation * u``, a negated one ``-w0`` (flipped labels), an unrelated one an
-    independent ``w``; "relabelled" (classification) gives random labels.
+    ``w0 + perturbation * u``, a negated one ``-w0`` (flipped labels), an unrelated one a
+    unit vector orthogonal to ``w0``; "relabelled" (classification) gives random labels
+    (its true coefficients are zero).
+
+    Unrelated tasks are made orthogonal by Gram-Schmidt: a random direction minus its
+    components along ``w0`` and along the earlier unrelated tasks, so they are orthogonal
+    to each other as well. When the dimension leaves no such direction (the k-th unrelated
+    task with ``k >= n_features``, e.g. the second one in 2-D, where only ``+-`` one
+    direction is orthogonal to ``w0``), the task takes the direction of a randomly chosen
+    earlier unrelated task with a random sign: it is still unrelated to the base, and the
+    truth says honestly that it is related (+1) or negated (-1) to that task.
+    ``n_features=1`` leaves no direction orthogonal to the base, so "unrelated" needs
+    ``n_features >= 2``.
 
     Parameters
     ----------
@@ -60,7 +98,10 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     Returns
     -------
     MultiTaskDataset
-        ``truth["task_relation"]`` (m, m) in {+1, -1, 0}, ``truth["coef"]`` (d, m).
+        ``truth["task_relation"]`` (m, m) in {+1, -1, 0} with +1 on the diagonal (related
+        and negated tasks are +1/-1 to the base and to each other as their signs say;
+        unrelated and relabelled tasks are 0 to the others), ``truth["task_similarity"]``
+        (m, m) the true cosine of the columns of ``truth["coef"]`` (d, m).
     """
     if isinstance(relations, str):
         relations = tuple(r.strip() for r in relations.split(",") if r.strip())
@@ -72,6 +113,9 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     if kind == "regression" and "relabelled" in relations:
         raise ValueError("relations: 'relabelled' needs kind='classification'.")
     d = _pos_int("n_features", n_features)
+    if d == 1 and "unrelated" in relations:
+        raise ValueError("relations: 'unrelated' needs n_features >= 2 (in 1-D no direction "
+                         "is orthogonal to the base task); got n_features=1.")
     n = _pos_int("n_samples_per_task", n_samples_per_task, 4)
     perturbation = _nonneg("perturbation", perturbation)
     noise = _nonneg("noise", noise)
@@ -81,31 +125,52 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     w0 /= np.linalg.norm(w0)
     coef = np.zeros((d, m))
     coef[:, 0] = w0
-    sign = np.zeros(m)  # +1 / -1 relative to base, 0 unrelated
-    sign[0] = 1
+    # Each task lies along one "direction group" with a sign; tasks of one group are
+    # +1/-1 to each other, tasks of different groups 0. Group 0 is the base concept.
+    group = np.zeros(m, dtype=np.intp)
+    sign = np.ones(m)
+    basis = [w0]  # orthonormal: the base and the unrelated directions so far
+    unrelated_tasks: list[int] = []
     for t, r in enumerate(relations, start=1):
         if r == "related":
             w = w0 + perturbation * rng.normal(size=d) / np.sqrt(d)
-            sign[t] = 1
         elif r == "negated":
             w = -w0
             sign[t] = -1
-        else:
+        elif r == "unrelated":
             w = rng.normal(size=d)
-            w /= np.linalg.norm(w)
+            for b in basis:  # Gram-Schmidt (twice is enough for float round-off)
+                w -= (w @ b) * b
+            for b in basis:
+                w -= (w @ b) * b
+            if len(basis) < d and np.linalg.norm(w) > 1e-8:
+                w /= np.linalg.norm(w)
+                basis.append(w.copy())
+                group[t] = t
+            else:  # no orthogonal direction left: reuse an earlier unrelated one
+                other = unrelated_tasks[rng.integers(len(unrelated_tasks))]
+                sign[t] = sign[other] * rng.choice((-1.0, 1.0))
+                group[t] = group[other]
+                w = sign[t] * sign[other] * coef[:, other]
+            unrelated_tasks.append(t)
+        else:  # relabelled: random labels, no concept
+            w = np.zeros(d)
+            group[t] = t
         coef[:, t] = w
-    rel = np.outer(sign, sign)
+    same_group = group[:, None] == group[None, :]
+    rel = np.where(same_group, np.outer(sign, sign), 0).astype(np.int8)
     Xs, ys, ts = [], [], []
     for t in range(m):
         X = rng.normal(size=(n, d))
         f = X @ coef[:, t] + noise * rng.normal(size=n)
         if kind == "classification":
+            relabelled = t > 0 and relations[t - 1] == "relabelled"
             y = (f > 0).astype(int)
             y[:2] = [0, 1]  # both classes present
-            X[:2] = np.outer([-1.0, 1.0], coef[:, t]) / max(np.linalg.norm(coef[:, t]), 1e-12)
-            if t > 0 and relations[t - 1] == "relabelled":
+            if not relabelled:
+                X[:2] = np.outer([-1.0, 1.0], coef[:, t]) / np.linalg.norm(coef[:, t])
+            else:
                 y = rng.permutation(y)
-                coef[:, t] = 0.0
         else:
             y = f
         Xs.append(X)
@@ -115,7 +180,8 @@ def make_task_family(relations=("related", "negated", "unrelated"), *, n_feature
     return MultiTaskDataset(
         np.vstack(Xs), np.concatenate(ys), np.concatenate(ts), task_names=names,
         feature_names=[f"x{j}" for j in range(d)],
-        truth={"task_relation": rel, "coef": coef}, kind=kind)
+        truth={"task_relation": rel, "task_similarity": task_cosine(coef), "coef": coef},
+        kind=kind)
 
 
 def make_outlier_tasks(*, n_tasks=30, n_features=200, n_samples_per_task=20,
@@ -134,7 +200,8 @@ def make_outlier_tasks(*, n_tasks=30, n_features=200, n_samples_per_task=20,
     -------
     MultiTaskDataset
         truth: ``outlier_tasks`` (m,) bool, ``shared_features`` (d,) bool, ``coef``,
-        ``P``, ``Q`` (d, m).
+        ``P``, ``Q`` (d, m) with ``coef = P + Q``, ``task_similarity`` (m, m) the true
+        cosine of the columns of ``coef``.
     """
     m = _pos_int("n_tasks", n_tasks)
     k = _pos_int("n_outliers", n_outliers, 0)
@@ -165,7 +232,7 @@ def make_outlier_tasks(*, n_tasks=30, n_features=200, n_samples_per_task=20,
         np.vstack(Xs), np.concatenate(ys), np.concatenate(ts), task_names=names,
         feature_names=[f"x{j}" for j in range(d)],
         truth={"outlier_tasks": outl, "shared_features": shared, "coef": P + Q,
-               "P": P, "Q": Q}, kind="regression")
+               "P": P, "Q": Q, "task_similarity": task_cosine(P + Q)}, kind="regression")
 
 
 def make_local_relatedness(*, n_samples_per_task=200, label_noise=0.0,
@@ -178,6 +245,14 @@ def make_local_relatedness(*, n_samples_per_task=200, label_noise=0.0,
     task 0's label there). Each label is replaced by a
     uniformly chosen other label with probability ``label_noise`` (0.1 gives the paper's
     90 % mass on the true label).
+
+    Returns
+    -------
+    MultiTaskDataset
+        truth: ``task_relation`` the identity (the tasks are related only locally, so
+        globally 0), ``local_region`` (n_samples,) bool, one entry per row: True for an
+        example in the left half (``x0 < 0``), where task 1's label is a function of task
+        0's label.
     """
     n = _pos_int("n_samples_per_task", n_samples_per_task, 8)
     label_noise = _nonneg("label_noise", label_noise)
@@ -186,7 +261,6 @@ def make_local_relatedness(*, n_samples_per_task=200, label_noise=0.0,
     rng = _rng(random_state)
     centres = np.array([[-2.0, -2.0], [-2.0, 2.0], [2.0, -2.0], [2.0, 2.0]])
     Xs, ys, ts = [], [], []
-    local = []
     for t, n_cls in enumerate((4, 2)):
         blob = np.arange(n) % 4
         X = centres[blob] + rng.normal(scale=0.8, size=(n, 2))
@@ -195,17 +269,17 @@ def make_local_relatedness(*, n_samples_per_task=200, label_noise=0.0,
         else:
             left = X[:, 0] < 0
             y = np.where(left, (X[:, 1] > 0).astype(int), (X[:, 0] > 2).astype(int))
-            local = left
         flip = rng.random(n) < label_noise
         y = np.where(flip, (y + rng.integers(1, n_cls, n)) % n_cls, y)
         Xs.append(X)
         ys.append(y)
         ts.append(np.full(n, t))
-    rel = np.array([[1, 0], [0, 1]])
+    rel = np.eye(2, dtype=np.int8)
+    X = np.vstack(Xs)
     return MultiTaskDataset(
-        np.vstack(Xs), np.concatenate(ys), np.concatenate(ts),
+        X, np.concatenate(ys), np.concatenate(ts),
         task_names=["T0 4 classes", "T1 2 classes"], feature_names=["x0", "x1"],
-        truth={"task_relation": rel, "local_region": np.asarray(local)},
+        truth={"task_relation": rel, "local_region": X[:, 0] < 0},
         kind="classification")
 
 
@@ -217,6 +291,12 @@ def make_clustered_tasks(*, n_tasks=12, n_clusters=3, n_features=5, n_task_featu
     Centres have equal norm; centre 1 is roughly opposite centre 0. Task features are drawn
     around a cluster-specific mean (``informative``) or around the mean of an independent
     random cluster label (same marginal).
+
+    Returns
+    -------
+    MultiTaskDataset
+        ``task_features`` (m, q); truth: ``clusters`` (m,) int, ``coef`` (d, m),
+        ``task_similarity`` (m, m) the true cosine of the columns of ``coef``.
     """
     m = _pos_int("n_tasks", n_tasks)
     h = _pos_int("n_clusters", n_clusters)
@@ -251,4 +331,5 @@ def make_clustered_tasks(*, n_tasks=12, n_clusters=3, n_features=5, n_task_featu
         np.vstack(Xs), np.concatenate(ys), np.concatenate(ts), task_features=TF,
         task_names=[f"T{t} c{clusters[t]}" for t in range(m)],
         feature_names=[f"x{j}" for j in range(d)],
-        truth={"clusters": clusters, "coef": W}, kind="classification")
+        truth={"clusters": clusters, "coef": W, "task_similarity": task_cosine(W)},
+        kind="classification")

@@ -241,3 +241,144 @@ def check_names(names: Sequence[str] | None, count: int, name: str,
     if len(names) != count:
         raise ValueError(f"{name} must have {count} entries; got {len(names)}.")
     return names
+
+
+def check_task_features(task_features: Any, n_tasks: int, *,
+                        name: str = "task_features") -> np.ndarray | None:
+    """Validate task-level features: finite numbers of shape (n_tasks, n_task_features).
+
+    >>> check_task_features([[1.0], [2.0]], 2).shape
+    (2, 1)
+    >>> check_task_features([[1.0]], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: task_features must have shape (n_tasks=2, n_task_features); got shape (1, 1).
+    """
+    if task_features is None:
+        return None
+    try:
+        tf = np.array(task_features, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric, of shape (n_tasks={n_tasks}, "
+                         f"n_task_features); it could not be read as numbers ({exc}).") from None
+    if tf.ndim != 2 or tf.shape[0] != n_tasks or tf.shape[1] == 0:
+        raise ValueError(f"{name} must have shape (n_tasks={n_tasks}, n_task_features); "
+                         f"got shape {tf.shape}.")
+    if not np.all(np.isfinite(tf)):
+        row, col = np.argwhere(~np.isfinite(tf))[0]
+        raise ValueError(f"{name} must be finite; got {tf[row, col]} at task {row}, "
+                         f"column {col}.")
+    return tf
+
+
+# ---------------------------------------------------------------------- truth
+#: Every key a dataset's ``truth`` may hold: the axes of its array ("task", "feature" or
+#: "sample", one per dimension), its value type and what it means. Axes say how the key
+#: follows the rows and tasks: "sample" axes are cut with the rows by ``split``/``subset``,
+#: "task" axes are re-indexed by ``subset``, "feature" axes stay.
+TRUTH_SPEC: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "task_relation": (("task", "task"), "relation",
+                      "signed relation of two tasks: +1 related, -1 negated, 0 unrelated; "
+                      "the diagonal is +1"),
+    "task_similarity": (("task", "task"), "cosine",
+                        "true cosine of the task coefficient vectors, in [-1, 1]"),
+    "outlier_tasks": (("task",), "bool", "True for a task that does not share the features"),
+    "shared_features": (("feature",), "bool", "True for a feature the regular tasks share"),
+    "clusters": (("task",), "int", "cluster id (>= 0) of each task"),
+    "coef": (("feature", "task"), "float", "true coefficients, one column per task"),
+    "P": (("feature", "task"), "float", "rMTFL shared part of coef (coef = P + Q)"),
+    "Q": (("feature", "task"), "float", "rMTFL outlier part of coef (coef = P + Q)"),
+    "local_region": (("sample",), "bool",
+                     "True for an example in the region where the tasks' labels are related"),
+}
+
+_AXIS_NAMES = {"task": "n_tasks", "feature": "n_features", "sample": "n_samples"}
+
+
+def check_truth(truth: Any, *, n_tasks: int, n_features: int, n_samples: int) -> dict:
+    """Validate a ``truth`` dict against :data:`TRUTH_SPEC`; return read-only copies.
+
+    Every key must be known; arrays must have the documented shape and values: relations
+    in {-1, 0, 1} with +1 on the diagonal, similarities finite in [-1, 1], masks boolean
+    (or 0/1), cluster ids non-negative integers, coefficients finite.
+
+    >>> t = check_truth({"outlier_tasks": [0, 1]}, n_tasks=2, n_features=3, n_samples=4)
+    >>> t["outlier_tasks"]
+    array([False,  True])
+    >>> check_truth({"task_relation": [[1, 0], [0, 0]]}, n_tasks=2, n_features=3,
+    ...             n_samples=4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: truth['task_relation'] must have +1 on its diagonal ...; got [1, 0].
+    """
+    if truth is None:
+        return {}
+    if not isinstance(truth, dict):
+        raise ValueError(f"truth must be a dict; got {type(truth).__name__}.")
+    sizes = {"task": n_tasks, "feature": n_features, "sample": n_samples}
+    out = {}
+    for key, value in truth.items():
+        if key not in TRUTH_SPEC:
+            raise ValueError(f"truth has an unknown key {key!r}; known keys are "
+                             f"{sorted(TRUTH_SPEC)}.")
+        axes, what, _ = TRUTH_SPEC[key]
+        name = f"truth[{key!r}]"
+        shape = tuple(sizes[a] for a in axes)
+        expected = "(" + ", ".join(f"{_AXIS_NAMES[a]}={sizes[a]}" for a in axes) + \
+            ("," if len(axes) == 1 else "") + ")"
+        arr = np.array(value)
+        if arr.shape != shape:
+            raise ValueError(f"{name} must have shape {expected}, i.e. {shape}; "
+                             f"got shape {arr.shape}.")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}.")
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must be finite; got {arr[~np.isfinite(arr)][0]}.")
+        if what == "relation":
+            if not np.all(np.isin(arr, (-1, 0, 1))):
+                bad = arr[~np.isin(arr, (-1, 0, 1))][0]
+                raise ValueError(f"{name} must hold only -1, 0 and +1; got {bad}.")
+            if not np.all(np.diagonal(arr) == 1):
+                raise ValueError(f"{name} must have +1 on its diagonal (a task is related to "
+                                 f"itself); got {np.diagonal(arr).tolist()}.")
+            if not np.array_equal(arr, arr.T):
+                raise ValueError(f"{name} must be symmetric.")
+            arr = arr.astype(np.int8)
+        elif what == "cosine":
+            arr = arr.astype(np.float64)
+            if np.any(np.abs(arr) > 1 + 1e-9):
+                raise ValueError(f"{name} must be in [-1, 1]; got {arr[np.abs(arr) > 1][0]}.")
+            arr = np.clip(arr, -1.0, 1.0)
+        elif what == "bool":
+            if arr.dtype.kind != "b":
+                if not np.all(np.isin(arr, (0, 1))):
+                    raise ValueError(f"{name} must be a boolean mask (or 0/1); got "
+                                     f"{arr[~np.isin(arr, (0, 1))][0]}.")
+                arr = arr.astype(bool)
+        elif what == "int":
+            if arr.dtype.kind == "b" or np.any(arr != np.round(arr)) or np.any(arr < 0):
+                raise ValueError(f"{name} must hold non-negative integer ids; got "
+                                 f"{arr.tolist()[:10]}.")
+            arr = arr.astype(np.intp)
+        else:
+            arr = arr.astype(np.float64)
+        arr.setflags(write=False)
+        out[key] = arr
+    return out
+
+
+def subset_truth(truth: dict, *, rows: np.ndarray | None = None,
+                 tasks: np.ndarray | None = None) -> dict:
+    """``truth`` following a selection: sample axes cut to ``rows``, task axes to ``tasks``.
+
+    Feature axes stay. ``None`` leaves that kind of axis as it is.
+    """
+    out = {}
+    for key, value in truth.items():
+        axes = TRUTH_SPEC[key][0]
+        for axis_index, axis in enumerate(axes):
+            pick = {"sample": rows, "task": tasks}.get(axis)
+            if pick is not None:
+                value = np.take(value, pick, axis=axis_index)
+        out[key] = value
+    return out
