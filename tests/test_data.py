@@ -278,3 +278,204 @@ def test_read_csv_bad_argument():
     with pytest.raises(ValueError, match=r"path_or_buffer must be a path, bytes or a file "
                                          r"object; got int"):
         read_csv(42)
+
+
+# ---------------------------------------------------------------------- truth validation
+def _small(truth=None, **kw):
+    X = np.arange(12.0).reshape(6, 2)
+    return MultiTaskDataset(X, [0, 1, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2], truth=truth, **kw)
+
+
+@pytest.mark.parametrize("truth, message", [
+    ({"bogus": 1}, r"truth has an unknown key 'bogus'; known keys are \['P', 'Q', 'clusters', "
+                   r"'coef', 'local_region', 'outlier_tasks', 'shared_features', "
+                   r"'task_relation', 'task_similarity'\]"),
+    ({"task_relation": np.eye(2)}, r"truth\['task_relation'\] must have shape "
+                                   r"\(n_tasks=3, n_tasks=3\), i.e. \(3, 3\); got shape \(2, 2\)"),
+    ({"task_relation": np.zeros((3, 3))}, r"must have \+1 on its diagonal .*got \[0\.0, 0\.0"),
+    ({"task_relation": 2 * np.eye(3)}, r"truth\['task_relation'\] must hold only -1, 0 and \+1; "
+                                       r"got 2\.0"),
+    ({"task_relation": np.triu(np.ones((3, 3)) - 2 * np.eye(3)) + 2 * np.eye(3)},
+     r"truth\['task_relation'\] must be symmetric"),
+    ({"task_similarity": np.full((3, 3), 1.5)}, r"truth\['task_similarity'\] must be in "
+                                                r"\[-1, 1\]; got 1\.5"),
+    ({"task_similarity": np.full((3, 3), np.nan)}, r"truth\['task_similarity'\] must be finite"),
+    ({"outlier_tasks": [True, False]}, r"truth\['outlier_tasks'\] must have shape "
+                                       r"\(n_tasks=3,\), i\.e\. \(3,\); got shape \(2,\)"),
+    ({"outlier_tasks": [0, 2, 1]}, r"truth\['outlier_tasks'\] must be a boolean mask \(or 0/1\); "
+                                   r"got 2"),
+    ({"shared_features": [True, False, True]}, r"truth\['shared_features'\] must have shape "
+                                               r"\(n_features=2,\)"),
+    ({"clusters": [0, -1, 1]}, r"truth\['clusters'\] must hold non-negative integer ids"),
+    ({"clusters": [0, 0.5, 1]}, r"truth\['clusters'\] must hold non-negative integer ids"),
+    ({"coef": np.zeros((2, 3)) + np.inf}, r"truth\['coef'\] must be finite; got inf"),
+    ({"P": np.zeros((3, 2))}, r"truth\['P'\] must have shape \(n_features=2, n_tasks=3\)"),
+    ({"local_region": [True] * 5}, r"truth\['local_region'\] must have shape "
+                                   r"\(n_samples=6,\), i\.e\. \(6,\); got shape \(5,\)"),
+    ({"coef": [["a"] * 3] * 2}, r"truth\['coef'\] must be numeric; got dtype <U1"),
+])
+def test_bad_truth(truth, message):
+    with pytest.raises(ValueError, match=message):
+        _small(truth)
+
+
+def test_truth_is_normalised_and_read_only():
+    d = _small({"outlier_tasks": [0, 1, 0], "clusters": [0.0, 1.0, 1.0],
+                "task_relation": np.eye(3)})
+    assert d.truth["outlier_tasks"].dtype == bool
+    assert d.truth["clusters"].dtype.kind == "i"
+    with pytest.raises(ValueError, match="read-only"):
+        d.truth["task_relation"][0, 1] = 1
+
+
+def test_subset_follows_every_per_task_truth_key_and_keeps_per_feature_ones():
+    rng = np.random.default_rng(0)
+    coef = rng.normal(size=(2, 3))
+    truth = {"task_relation": np.array([[1, -1, 0], [-1, 1, 0], [0, 0, 1]]),
+             "task_similarity": np.corrcoef(coef.T), "outlier_tasks": [True, False, False],
+             "shared_features": [True, False], "clusters": [2, 0, 1], "coef": coef,
+             "P": coef, "Q": np.zeros((2, 3)), "local_region": [1, 0, 0, 1, 1, 0]}
+    d = _small(truth, task_features=[[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]],
+               task_names=["a", "b", "c"])
+    sub = d.subset([2, 0])
+    pick = [2, 0]
+    np.testing.assert_array_equal(sub.truth["task_relation"], [[1, 0], [0, 1]])
+    np.testing.assert_allclose(sub.truth["task_similarity"],
+                               d.truth["task_similarity"][np.ix_(pick, pick)])
+    np.testing.assert_array_equal(sub.truth["outlier_tasks"], [False, True])
+    np.testing.assert_array_equal(sub.truth["clusters"], [1, 2])
+    for key in ("coef", "P", "Q"):
+        np.testing.assert_allclose(sub.truth[key], d.truth[key][:, pick])
+    np.testing.assert_array_equal(sub.truth["shared_features"], [True, False])
+    # rows of task 2 (rows 4, 5) then task 0 (rows 0, 1)
+    np.testing.assert_array_equal(sub.truth["local_region"], [True, False, True, False])
+    np.testing.assert_array_equal(sub.task_features, [[3.0, 30.0], [1.0, 10.0]])
+    assert sub.task_names == ["c", "a"]
+
+
+def test_split_cuts_per_sample_truth_and_keeps_task_features():
+    d = make_task_family(n_samples_per_task=20, random_state=0)
+    region = np.arange(d.n_samples) % 3 == 0
+    tf = np.arange(2.0 * d.n_tasks).reshape(d.n_tasks, 2)
+    d = MultiTaskDataset(d.X, d.y, d.task, task_names=d.task_names, task_features=tf,
+                         truth={**d.truth, "local_region": region})
+    train, test = d.split(0.6, random_state=1)
+    for part in (train, test):
+        rows = [int(np.flatnonzero((d.X == x).all(1) & (d.task == t))[0])
+                for x, t in zip(part.X, part.task, strict=True)]
+        np.testing.assert_array_equal(part.truth["local_region"], region[rows])
+        np.testing.assert_array_equal(part.task_features, tf)
+        np.testing.assert_array_equal(part.truth["task_similarity"], d.truth["task_similarity"])
+
+
+@pytest.mark.parametrize("tf, message", [
+    ([[1.0], [2.0]], r"task_features must have shape \(n_tasks=3, n_task_features\); "
+                     r"got shape \(2, 1\)"),
+    ([1.0, 2.0, 3.0], r"task_features must have shape \(n_tasks=3, n_task_features\); "
+                      r"got shape \(3,\)"),
+    ([[1.0], [np.inf], [0.0]], r"task_features must be finite; got inf at task 1, column 0"),
+    ([["a"], ["b"], ["c"]], r"task_features must be numeric"),
+])
+def test_bad_task_features(tf, message):
+    with pytest.raises(ValueError, match=message):
+        _small(task_features=tf)
+
+
+# ---------------------------------------------------------------------- round trips
+def _assert_same(back, d):
+    np.testing.assert_array_equal(back.X, d.X)
+    np.testing.assert_array_equal(back.y, d.y)
+    assert back.y.dtype.kind == d.y.dtype.kind
+    np.testing.assert_array_equal(back.task, d.task)
+    assert back.task_names == d.task_names
+    assert back.feature_names == d.feature_names
+    assert back.kind == d.kind
+    if d.task_features is None:
+        assert back.task_features is None
+    else:
+        np.testing.assert_array_equal(back.task_features, d.task_features)
+
+
+def _catalog_cases():
+    from explorer.data.catalog import CATALOG
+    return sorted(CATALOG)
+
+
+@pytest.mark.parametrize("name", _catalog_cases())
+def test_every_catalog_dataset_survives_the_csv_and_frame_round_trip(name):
+    from explorer.data.catalog import make_dataset
+
+    d = make_dataset(name, random_state=0)
+    _assert_same(read_csv(d.to_csv()), d)
+    _assert_same(read_csv(io.StringIO(d.to_csv())), d)
+    _assert_same(MultiTaskDataset.from_frame(d.to_frame()), d)
+    # a shuffled, subset dataset too: task order is not the order of first appearance
+    sub = d.subset(list(range(d.n_tasks))[::-1])
+    _assert_same(read_csv(sub.to_csv().encode()), sub)
+
+
+def test_diabetes_comes_back_as_regression():
+    from explorer.data import load_diabetes_tasks
+
+    d = load_diabetes_tasks("sex_age")
+    back = read_csv(d.to_csv())
+    assert back.kind == "regression" and back.n_tasks == 4
+    # the explicit argument wins over the header
+    assert read_csv(d.to_csv(), kind="classification").kind == "classification"
+
+
+def test_csv_format_header_and_task_feature_columns(tmp_path):
+    d = _small(task_features=[[1.0], [2.0], [3.0]], task_names=["a", "b", "c"],
+               feature_names=["u", "v"], kind="regression")
+    text = d.to_csv()
+    lines = text.splitlines()
+    assert lines[0] == '# mtl-explorer {"kind": "regression", "task_names": ["a", "b", "c"]}'
+    assert lines[1] == "u,v,tf_0,task,y"
+    assert lines[2] == "0.0,1.0,1.0,a,0.0"
+    d.to_csv(tmp_path / "d.csv")
+    _assert_same(read_csv(tmp_path / "d.csv"), d)
+    buffer = io.StringIO()
+    d.to_csv(buffer)
+    assert buffer.getvalue() == text
+
+
+def test_csv_without_header_still_reads_and_other_comment_lines_are_skipped():
+    back = read_csv(io.StringIO("# my data\nx,tf_a,task,y\n1.0,5,a,0\n2.0,5,a,1\n3.0,6,b,0\n"))
+    assert back.kind == "classification" and back.task_names == ["a", "b"]
+    np.testing.assert_array_equal(back.task_features, [[5.0], [6.0]])
+    assert back.feature_names == ["x"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x,tf_0,task,y\n1.0,5,a,0\n2.0,6,a,1\n",
+     r"task feature column 'tf_0' must have one value per task; task 'a' has 5\.0 and 6\.0 "
+     r"\(row 1\)"),
+    ("x,tf_0,task,y\n1.0,,a,0\n2.0,6,a,1\n", r"task feature column 'tf_0' must be finite"),
+    ("x,tf_0,task,y\n1.0,u,a,0\n", r"task feature columns must be numeric; \['tf_0'\]"),
+    ('# mtl-explorer {"kind": "clustering"}\nx,task,y\n1.0,a,0\n',
+     r"kind must be one of .*; got 'clustering'"),
+    ("# mtl-explorer {kind}\nx,task,y\n1.0,a,0\n",
+     r"the CSV header line must be '# mtl-explorer ' followed by a JSON object"),
+    ('# mtl-explorer {"colour": 1}\nx,task,y\n1.0,a,0\n',
+     r"the CSV header line has unknown keys \['colour'\]"),
+    ('# mtl-explorer {"task_names": ["a"]}\nx,task,y\n1.0,a,0\n2.0,b,1\n',
+     r"task column 'task' has values \['b'\] that are not in task_names \['a'\]"),
+    ('# mtl-explorer {"task_names": ["a", "b"]}\nx,task,y\n1.0,a,0\n',
+     r"every task 0\.\.1 needs at least one example; task 1 has none"),
+    ('# mtl-explorer {"task_names": "a"}\nx,task,y\n1.0,a,0\n',
+     r"task_names must be a list of strings"),
+])
+def test_csv_metadata_and_task_feature_errors(text, message):
+    with pytest.raises(ValueError, match=message):
+        read_csv(io.StringIO(text))
+
+
+def test_read_csv_missing_path():
+    with pytest.raises(ValueError, match=r"path_or_buffer: no CSV file at 'nope\.csv'"):
+        read_csv("nope.csv")
+
+
+def test_to_frame_refuses_feature_names_that_clash_with_its_columns():
+    d = MultiTaskDataset(X2, [0, 1], [0, 0], feature_names=["task", "x"])
+    with pytest.raises(ValueError, match=r"feature_names must not use .*got \['task'\]"):
+        d.to_frame()

@@ -28,3 +28,20 @@ def test_toy_pair_relations():
 def test_diabetes():
     d = load_diabetes_tasks("sex_age")
     assert d.n_tasks == 4 and d.kind == "regression" and d.n_samples == 442
+
+
+@pytest.mark.parametrize("relation, value", [("related", 1), ("negated", -1), ("unrelated", 0)])
+def test_toy_pair_truth(relation, value):
+    d = load_toy_pair(relation, random_state=0)
+    np.testing.assert_array_equal(d.truth["task_relation"], [[1, value], [value, 1]])
+    train, test = d.split(0.5, random_state=0)
+    np.testing.assert_array_equal(test.truth["task_relation"], d.truth["task_relation"])
+
+
+def test_real_data_round_trips_through_csv():
+    from explorer.data import read_csv
+
+    d = load_diabetes_tasks()
+    back = read_csv(d.to_csv())
+    assert back.kind == "regression" and back.task_names == d.task_names
+    np.testing.assert_array_equal(back.y, d.y)

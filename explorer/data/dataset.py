@@ -375,7 +375,7 @@ def _task_feature_table(df: pd.DataFrame, columns: list, task_ids: np.ndarray,
         t = int(task_ids[row])
         raise ValueError(
             f"task feature column {columns[col]!r} must have one value per task; task "
-            f"{task_names[t]!r} has {table[t, col]!r} and {values[row, col]!r} (row {row}).")
+            f"{task_names[t]!r} has {table[t, col]} and {values[row, col]} (row {row}).")
     return table
 
 
@@ -419,7 +419,8 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
              max_bytes: int = MAX_CSV_BYTES) -> MultiTaskDataset:
     """Read a multi-task CSV (columns: features, a task column and a target column).
 
-    ``path_or_buffer`` is a path, a text/bytes buffer or the bytes themselves (an upload).
+    ``path_or_buffer`` is a path, a text/bytes buffer, the bytes themselves (an upload) or
+    the CSV text (a ``str`` with a line break, as :meth:`MultiTaskDataset.to_csv` returns).
     Files larger than ``max_bytes`` are refused before parsing; malformed files raise a
     ``ValueError`` that says what is wrong.
 
@@ -441,7 +442,11 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
     """
     if isinstance(path_or_buffer, (bytes, bytearray)):
         data = bytes(path_or_buffer)
+    elif isinstance(path_or_buffer, str) and "\n" in path_or_buffer:
+        data = path_or_buffer.encode()  # CSV text, e.g. what to_csv() returned
     elif isinstance(path_or_buffer, (str, os.PathLike)):
+        if not os.path.isfile(path_or_buffer):
+            raise ValueError(f"path_or_buffer: no CSV file at {str(path_or_buffer)[:200]!r}.")
         size = os.path.getsize(path_or_buffer)
         if size > max_bytes:
             raise ValueError(f"the CSV file is over the size limit max_bytes={max_bytes}; "
