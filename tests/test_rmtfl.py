@@ -37,13 +37,17 @@ def _f1(pred, truth):
 
 def test_objective_monotone_and_kkt():
     X, y, task = _small()
-    est = RobustMTFL(lambda1=0.05, lambda2=0.2, tol=1e-12, max_iter=20000).fit(X, y, task)
+    est = RobustMTFL(lambda_rows=0.05, lambda_columns=0.2, tol=1e-12, max_iter=20000).fit(
+        X, y, task)
     h = est.objective_history_
     assert np.all(np.diff(h) <= 1e-12 * abs(h[0]))
     m = est.n_tasks_
-    P, Q = est._solution_[:, :m], est._solution_[:, m:]
-    _, G = est._data.value_grad(P + Q)
-    l1, l2 = est.lambda1_, est.lambda2_
+    # the KKT conditions on the normalised scale the solver works on
+    from explorer.solvers.multitask_least_squares import StackedTasks
+    data = StackedTasks(X, y, task, m)
+    P, Q = est.P_ * data.scale, est.Q_ * data.scale
+    _, G = data.value_grad(P + Q)
+    l1, l2 = est.lambda_rows_, est.lambda_columns_
     for j in range(P.shape[0]):
         p = P[j]
         if np.linalg.norm(p) > 0:
@@ -64,7 +68,7 @@ def test_matches_cvxpy(seed):
     X, y, task = _small(seed)
     m, d = 4, X.shape[1]
     l1, l2 = 0.05, 0.3
-    est = RobustMTFL(lambda1=l1, lambda2=l2, tol=1e-12, max_iter=50000, normalize=False,
+    est = RobustMTFL(lambda_rows=l1, lambda_columns=l2, tol=1e-12, max_iter=50000, normalize=False,
                      fit_intercept=False).fit(X, y, task)
     P, Q = cp.Variable((d, m)), cp.Variable((d, m))
     loss = sum(cp.sum_squares(X[task == t] @ (P[:, t] + Q[:, t]) - y[task == t])
@@ -90,9 +94,9 @@ def test_l21_limit_matches_sklearn_multitask_lasso():
     # sklearn: 1/(2n)||Y - XW||^2 + alpha ||W||_21; ours: 1/(m n)||.||^2 + lam ||W||_{1,2}
     lam = 2 * alpha / m
     common = dict(tol=1e-13, max_iter=50000, normalize=False, fit_intercept=False)
-    ours = L21MTFL(lam=lam, **common).fit(X, y, task)
+    ours = L21MTFL(lambda_rows=lam, **common).fit(X, y, task)
     assert np.allclose(ours.coef_, ref.coef_.T, atol=1e-5)
-    robust = RobustMTFL(lambda1=lam, lambda2=1e6, **common).fit(X, y, task)
+    robust = RobustMTFL(lambda_rows=lam, lambda_columns=1e6, **common).fit(X, y, task)
     assert np.all(robust.Q_ == 0)
     assert np.allclose(robust.coef_, ref.coef_.T, atol=1e-5)
 
@@ -100,24 +104,47 @@ def test_l21_limit_matches_sklearn_multitask_lasso():
 def test_lambda_max_gives_zeros():
     X, y, task = _small(2)
     lm = RobustMTFL().lambda_max(X, y, task)
-    est = RobustMTFL(lambda1=lm["lambda1"] * 1.0001, lambda2=lm["lambda2"] * 1.0001).fit(
-        X, y, task)
+    probe = RobustMTFL()
+    probe.lambda_max(X, y, task)
+    assert not hasattr(probe, "n_tasks_")  # a query, not a fit
+    est = RobustMTFL(lambda_rows=lm["lambda_rows"] * 1.0001,
+                     lambda_columns=lm["lambda_columns"] * 1.0001).fit(X, y, task)
+    assert est.lambda_max_ == lm
     assert np.all(est.P_ == 0) and np.all(est.Q_ == 0)
-    assert est.shared_features_.size == 0 and est.outlier_tasks_.size == 0
-    est = RobustMTFL(lambda1=lm["lambda1"] * 0.9, lambda2=lm["lambda2"] * 0.9).fit(X, y, task)
+    assert est.shared_features_.shape == (6,) and not est.shared_features_.any()
+    assert est.outlier_tasks_.shape == (4,) and not est.outlier_tasks_.any()
+    est = RobustMTFL(lambda_rows=lm["lambda_rows"] * 0.9,
+                     lambda_columns=lm["lambda_columns"] * 0.9).fit(X, y, task)
     assert np.any(est.P_ != 0) or np.any(est.Q_ != 0)
-    for cls in (L21MTFL, ColumnGroupMTL, MultiTaskLassoL1, TraceNormMTL):
-        probe = cls(lam=1.0).fit(X, y, task)
-        zero = cls(lam=probe.lambda_max_ * 1.0001).fit(X, y, task)
+    for cls in (L21MTFL, ColumnGroupMTL, MultiTaskLassoL1, TraceNormMTL, RMTL):
+        limits = cls().lambda_max(X, y, task)
+        assert set(limits) == set(cls._penalties)
+        zero = cls(**{k: v * 1.0001 for k, v in limits.items()}).fit(X, y, task)
+        assert zero.lambda_max_ == limits
         assert np.all(zero.coef_ == 0), cls.__name__
+
+
+def test_auto_penalties_do_what_the_docstrings_say():
+    X, y, task = _small(4)
+    d, m = X.shape[1], 4
+    est = RobustMTFL().fit(X, y, task)
+    assert est.lambda_rows_ == pytest.approx(0.2 * est.lambda_max_["lambda_rows"])
+    assert est.lambda_columns_ == pytest.approx(1.15 * np.sqrt(d / m) * est.lambda_rows_)
+    rmtl = RMTL().fit(X, y, task)
+    assert rmtl.lambda_trace_ == pytest.approx(0.2 * rmtl.lambda_max_["lambda_trace"])
+    assert rmtl.lambda_columns_ == pytest.approx(0.1 * rmtl.lambda_max_["lambda_columns"])
+    for cls in (L21MTFL, ColumnGroupMTL, MultiTaskLassoL1, TraceNormMTL, MultiTaskRidge):
+        one = cls().fit(X, y, task)
+        name = cls._penalties[0]
+        assert getattr(one, name + "_") == pytest.approx(0.1 * one.lambda_max_[name])
 
 
 def test_bad_parameters():
     X, y, task = _small()
-    with pytest.raises(ValueError, match="lambda1"):
-        RobustMTFL(lambda1=-1.0).fit(X, y, task)
-    with pytest.raises(ValueError, match="lambda2"):
-        RobustMTFL(lambda2="big").fit(X, y, task)
+    with pytest.raises(ValueError, match="lambda_rows"):
+        RobustMTFL(lambda_rows=-1.0).fit(X, y, task)
+    with pytest.raises(ValueError, match="lambda_columns must be a number >= 0 or 'auto'"):
+        RobustMTFL(lambda_columns="big").fit(X, y, task)
 
 
 def test_default_rule_detects_outliers_over_10_seeds():
@@ -126,8 +153,8 @@ def test_default_rule_detects_outliers_over_10_seeds():
         ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared_features=40,
                                 n_samples_per_task=20, noise=1.0, random_state=seed)
         est = RobustMTFL().fit(ds.X, ds.y, ds.task)
-        f1s.append(_f1(est.outlier_tasks_, ds.truth["outlier_tasks"]))
-        shared.append(_f1(est.shared_features_, ds.truth["shared_features"]))
+        f1s.append(_f1(np.flatnonzero(est.outlier_tasks_), ds.truth["outlier_tasks"]))
+        shared.append(_f1(np.flatnonzero(est.shared_features_), ds.truth["shared_features"]))
     print(f"outlier F1 mean {np.mean(f1s):.3f}; shared-feature F1 mean {np.mean(shared):.3f}")
     assert np.mean(f1s) >= 0.9
 
@@ -146,11 +173,11 @@ def test_n200_nmse_beats_ridge_lasso_l21():
     # every model gets its best lambda from the same small grid of fractions of lambda_max
     # (the paper tunes by cross-validation); rMTFL keeps its default ratio lambda2/lambda1
     fractions = (0.003, 0.03, 0.3)
-    lam1_max = RobustMTFL().lambda_max(Xtr, ytr, ttr)["lambda1"]
-    ours = min(score(RobustMTFL(lambda1=f * lam1_max)) for f in fractions)
+    lam1_max = RobustMTFL().lambda_max(Xtr, ytr, ttr)["lambda_rows"]
+    ours = min(score(RobustMTFL(lambda_rows=f * lam1_max)) for f in fractions)
     for cls in (MultiTaskRidge, MultiTaskLassoL1, L21MTFL):
-        best = min(score(cls(lam=f * cls(lam=1.0).fit(Xtr, ytr, ttr).lambda_max_))
-                   for f in fractions)
+        (name, limit), = cls().lambda_max(Xtr, ytr, ttr).items()
+        best = min(score(cls(**{name: f * limit})) for f in fractions)
         print(cls.__name__, best, "rMTFL", ours)
         assert ours < best, cls.__name__
 
@@ -163,34 +190,49 @@ def test_baselines_fit_and_two_stage():
         assert est.coef_.shape == (30, 12)
         h = est.objective_history_
         assert np.all(np.diff(h) <= 1e-12 * abs(h[0]))
-    two = TwoStageRMTFL().fit(ds.X, ds.y, ds.task)
-    assert set(two.outlier_tasks_) == set(np.flatnonzero(ds.truth["outlier_tasks"]))
-    keep = np.setdiff1d(np.arange(12), two.outlier_tasks_)
+    two = TwoStageRMTFL()
+    snaps = list(two.fit_iter(ds.X, ds.y, ds.task))
+    np.testing.assert_array_equal(two.outlier_tasks_, ds.truth["outlier_tasks"])
+    keep = np.flatnonzero(~two.outlier_tasks_)
     assert np.allclose(two.coef_[:, keep], two.refit_.coef_)
+    outliers = two.outlier_tasks_
+    np.testing.assert_array_equal(two.coef_[:, outliers], two.rmtfl_.coef_[:, outliers])
+    # one step counter across both stages, W always (d, m), one objective per step
+    assert [s.step for s in snaps] == list(range(1, two.n_iter_ + 1))
+    assert two.n_iter_ == two.rmtfl_.n_iter_ + two.refit_.n_iter_
+    assert {s.matrices["W"].shape for s in snaps} == {(30, 12)}
+    assert [s.info["stage"] for s in snaps].count(2) == two.refit_.n_iter_
+    np.testing.assert_array_equal([s.objective for s in snaps], two.objective_history_)
+    np.testing.assert_array_equal(snaps[-1].matrices["W"], two.coef_)
+    assert set(two.task_relationships()) == {"P", "Q", "W", "outlier_scores"}
 
 
 def test_fit_iter_snapshots_and_warm_start():
     X, y, task = _small()
-    est = RobustMTFL(lambda1=0.05, lambda2=0.2, warm_start=True)
+    est = RobustMTFL(lambda_rows=0.05, lambda_columns=0.2, warm_start=True)
     snaps = list(est.fit_iter(X, y, task))
-    assert {"P", "Q", "W"} <= set(snaps[-1].matrices)
-    assert "outlier_scores" in snaps[-1].info
+    assert set(snaps[-1].matrices) == {"P", "Q", "W"}
+    info = snaps[-1].info
+    np.testing.assert_array_equal(info["outlier_scores"], est.outlier_scores_)
+    np.testing.assert_array_equal(info["outlier_tasks"], est.outlier_tasks_)
+    np.testing.assert_array_equal(info["shared_features"], est.shared_features_)
+    assert info["outlier_tasks"].dtype == bool and info["shared_features"].shape == (6,)
     n_cold = est.n_iter_
-    est.set_params(lambda2=0.21).fit(X, y, task)
+    est.set_params(lambda_columns=0.21).fit(X, y, task)
     assert est.n_iter_ < n_cold
-    assert np.allclose(row_norms(est.P_) > 0, np.isin(np.arange(6), est.shared_features_))
-    assert column_norms(est.Q_).shape == (4,)
+    np.testing.assert_array_equal(row_norms(est.P_) > 0, est.shared_features_)
+    np.testing.assert_allclose(column_norms(est.Q_), est.outlier_scores_)  # user's scale
 
 
 def test_task_relationships_are_the_contract_matrices():
     X, y, task = _small()
-    est = RobustMTFL(lambda1=0.05, lambda2=0.2).fit(X, y, task)
+    est = RobustMTFL(lambda_rows=0.05, lambda_columns=0.2).fit(X, y, task)
     rel = est.task_relationships()
     assert set(rel) == {"P", "Q", "W", "outlier_scores"}
     assert rel["W"].shape == (X.shape[1], 4) and rel["outlier_scores"].shape == (4,)
     np.testing.assert_allclose(rel["P"] + rel["Q"], rel["W"], atol=1e-12)
     # a task is an outlier exactly when its column of Q is nonzero
-    assert list(np.flatnonzero(np.linalg.norm(rel["Q"], axis=0) > 0)) == list(est.outlier_tasks_)
+    np.testing.assert_array_equal(np.linalg.norm(rel["Q"], axis=0) > 0, est.outlier_tasks_)
 
 
 @pytest.mark.parametrize("layout", ["shared design", "small stacked", "large stacked"])

@@ -4,10 +4,16 @@ Every estimator in :mod:`explorer.models` derives from :class:`MultiTaskEstimato
 
 * scikit-learn ``BaseEstimator`` semantics: keyword-only constructor parameters stored as
   given, resolved values in locals or fitted attributes ending in ``_``;
-* ``fit(X, y, task)`` is *implemented here* by exhausting ``fit_iter(X, y, task)``, so the
-  live views and the library share one code path;
-* ``fit_iter`` validates the data once, then delegates to the subclass's ``_fit_steps``
-  generator, which yields :class:`Snapshot` objects;
+* ``fit(X, y, task, *, task_features=None, sample_weight=None)`` is *implemented here* by
+  exhausting ``fit_iter`` with the same arguments, so the live views and the library share
+  one code path;
+* ``fit_iter`` validates the data (and ``task_features`` / ``sample_weight``) once, then
+  delegates to the subclass's ``_fit_steps`` generator, which yields :class:`Snapshot`
+  objects and sets the fitted attributes when it is exhausted (``n_tasks_`` and
+  ``n_features_in_`` last, so ``check_is_fitted`` fails until the fit is complete);
+* a snapshot's ``matrices`` and ``info`` are usually :class:`LazyMapping` objects: computed
+  on first access from references to arrays the solver never mutates, so ``fit`` pays
+  nothing for snapshots nobody reads;
 * iterative models use :class:`ConvergenceMonitor` for ``n_iter_``, ``converged_``,
   ``objective_history_``, the ``ConvergenceWarning`` with numbers, and a clear
   :class:`FitDivergedError` on NaN or divergence.
@@ -17,9 +23,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -31,6 +37,7 @@ from ..data.validation import check_multitask
 
 __all__ = [
     "Snapshot",
+    "LazyMapping",
     "MultiTaskEstimator",
     "ConvergenceMonitor",
     "FitDivergedError",
@@ -40,6 +47,50 @@ __all__ = [
 
 class FitDivergedError(ArithmeticError):
     """A solver produced NaN/inf or an objective that grew without bound."""
+
+
+class LazyMapping(Mapping):
+    """A read-only mapping computed by ``compute()`` on first access, then cached.
+
+    Snapshots use it so that building one costs a closure, not copies of matrices: the
+    closure holds references to arrays the solver never mutates after yielding them.
+    Pickling materialises it (a plain ``dict`` is pickled).
+
+    >>> calls = []
+    >>> lazy = LazyMapping(lambda: calls.append(1) or {"W": 1.0})
+    >>> calls
+    []
+    >>> lazy["W"], list(lazy), len(calls)
+    (1.0, ['W'], 1)
+    """
+
+    __slots__ = ("_compute", "_data")
+
+    def __init__(self, compute: Callable[[], Mapping[str, Any]]):
+        self._compute: Callable[[], Mapping[str, Any]] | None = compute
+        self._data: dict[str, Any] | None = None
+
+    def _materialise(self) -> dict[str, Any]:
+        if self._data is None:
+            assert self._compute is not None
+            self._data = dict(self._compute())
+            self._compute = None
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._materialise()[key]
+
+    def __iter__(self):
+        return iter(self._materialise())
+
+    def __len__(self) -> int:
+        return len(self._materialise())
+
+    def __repr__(self) -> str:
+        return f"LazyMapping({self._materialise()!r})"
+
+    def __reduce__(self):
+        return dict, (self._materialise(),)
 
 
 @dataclass(frozen=True)
@@ -52,12 +103,15 @@ class Snapshot:
         1-based step count (boosting round, iteration, node added ...).
     objective : float or None
         Objective value after the step, when the model has one.
-    matrices : dict of str -> ndarray
-        Named matrices at this step (e.g. ``{"P": ..., "Q": ..., "W": ...}``). They are
-        *copies* owned by the snapshot: a solver never hands out views of arrays it will
-        keep mutating, because the snapshot is stored while the solver continues.
-    info : dict
-        Anything else the views need (partial tree, detected sets, per-task errors, ...).
+    matrices : mapping of str -> ndarray
+        Named matrices at this step (e.g. ``{"P": ..., "Q": ..., "W": ...}``); every key is
+        one of the model's ``task_relationships()`` keys, with the same orientation
+        (feature x task matrices are (d, m) like ``coef_``). Usually a
+        :class:`LazyMapping`: nothing is computed until somebody reads it, and what is
+        returned is the snapshot's own (never mutated later by the solver).
+    info : mapping
+        Anything else the views need (partial tree, detected sets, per-task errors, ...),
+        also usually lazy.
     """
 
     step: int
@@ -125,12 +179,12 @@ class ConvergenceMonitor:
     def done(self) -> bool:
         return self.converged or self.n_iter >= self.max_iter
 
-    def finish(self, estimator: MultiTaskEstimator) -> None:
-        """Store ``n_iter_``, ``converged_``, ``objective_history_`` and warn if unconverged."""
+    def finish(self, estimator: MultiTaskEstimator, *, warn: bool = True) -> None:
+        """Store ``n_iter_``, ``converged_``, ``objective_history_``; warn if unconverged."""
         estimator.n_iter_ = self.n_iter
         estimator.converged_ = bool(self.converged)
         estimator.objective_history_ = np.asarray(self.history, dtype=np.float64)
-        if not self.converged:
+        if warn and not self.converged:
             warnings.warn(
                 f"{self.who} did not converge in {self.n_iter} iterations "
                 f"(max_iter={self.max_iter}): {self.criterion} {self.last_change:.3g}, "
@@ -159,18 +213,43 @@ def encode_task_labels(y: np.ndarray, task: np.ndarray, n_tasks: int
     return codes, classes
 
 
+def n_tasks_of(task: np.ndarray) -> int:
+    """Number of tasks of validated fit-time task ids (``max(task) + 1``)."""
+    return int(task.max()) + 1
+
+
 class MultiTaskEstimator(BaseEstimator):
     """Base class of every multi-task estimator and baseline.
 
     Subclasses set ``_estimator_type`` ("classifier" or "regressor"), implement
-    ``_fit_steps(X, y, task, **fit_params)`` (a generator of :class:`Snapshot`; it must
-    leave all fitted attributes set when exhausted) and ``predict``; they may override
-    ``task_relationships`` and ``_min_classes``.
+    ``_fit_steps(X, y, task, **fit_params)`` (a generator of :class:`Snapshot`; it must set
+    all its fitted attributes when exhausted and none before) and ``predict``; they may
+    override ``task_relationships`` and ``_min_classes``. ``fit_params`` holds
+    ``task_features`` only when :attr:`uses_task_features` is true and ``sample_weight``
+    only when :attr:`accepts_sample_weight` is true (both validated here).
+
+    Attributes
+    ----------
+    uses_task_features : bool, class attribute
+        Whether ``fit`` uses task-level features (``task_features``, shape (m, q), one row
+        per task). Callers (the app, the comparison harness) pass a dataset's task
+        features only when this is true; a model that does not use them raises a
+        ``ValueError`` naming itself when given some.
+    supports_new_tasks : bool, class attribute
+        Whether the model transfers to a task unseen in training through
+        :meth:`predict_new_task` / :meth:`predict_proba_new_task` (from that task's
+        features). False for every model here; TL-TF will be the first.
+    accepts_sample_weight : bool, class attribute
+        Whether ``fit`` uses per-example weights (trees and boosting do); the others raise
+        a ``ValueError`` when given ``sample_weight``.
     """
 
     _estimator_type = "regressor"
     #: Classifiers: the least number of classes each task must have at fit time.
     _min_classes = 2
+    uses_task_features: ClassVar[bool] = False
+    supports_new_tasks: ClassVar[bool] = False
+    accepts_sample_weight: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ fitting
     @property
@@ -178,34 +257,109 @@ class MultiTaskEstimator(BaseEstimator):
         return "classification" if self._estimator_type == "classifier" else "regression"
 
     def _validate_fit_data(self, X, y, task):
-        X, y, task = check_multitask(
+        """Validated ``(X, y, task)``; sets no attribute (nothing is fitted yet)."""
+        return check_multitask(
             X, y, task, kind=self._kind,
             min_classes=self._min_classes if self._kind == "classification" else None,
             who=type(self).__name__,
         )
-        self.n_tasks_ = int(task.max()) + 1
-        self.n_features_in_ = X.shape[1]
-        return X, y, task
+
+    def _check_task_features(self, task_features, n_tasks: int):
+        """``None`` or a finite float array of shape (n_tasks, q); see ``uses_task_features``."""
+        who = type(self).__name__
+        if task_features is None:
+            return None
+        if not self.uses_task_features:
+            raise ValueError(
+                f"{who} uses no task features, but task_features were given (shape "
+                f"{np.shape(task_features)}); pass task_features only to models whose "
+                "uses_task_features is True."
+            )
+        try:
+            features = np.asarray(task_features, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{who}: task_features must be numeric, of shape ({n_tasks}, n_task_features);"
+                f" it could not be read as numbers ({exc})."
+            ) from None
+        if features.ndim != 2 or features.shape[0] != n_tasks or features.shape[1] == 0:
+            raise ValueError(
+                f"{who}: task_features must have shape ({n_tasks}, n_task_features) (one row "
+                f"per task, at least one column); got shape {features.shape}."
+            )
+        if not np.all(np.isfinite(features)):
+            row, col = np.argwhere(~np.isfinite(features))[0]
+            raise ValueError(f"{who}: task_features must be finite; got "
+                             f"{features[row, col]} at row {row}, column {col}.")
+        return features
+
+    def _accepts_sample_weight(self) -> bool:
+        return self.accepts_sample_weight
+
+    def _check_sample_weight(self, sample_weight, n_samples: int):
+        """``None`` or a finite non-negative array of shape (n_samples,) with positive sum."""
+        who = type(self).__name__
+        if sample_weight is None:
+            return None
+        if not self._accepts_sample_weight():
+            raise ValueError(f"{who} does not use sample_weight; fit it without weights.")
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        if weight.shape != (n_samples,):
+            raise ValueError(f"{who}: sample_weight must have shape ({n_samples},); got shape "
+                             f"{weight.shape}.")
+        if not np.all(np.isfinite(weight)) or np.any(weight < 0) or weight.sum() <= 0:
+            raise ValueError(f"{who}: sample_weight must be finite, non-negative and have a "
+                             "positive sum.")
+        return weight
 
     def _rng(self) -> np.random.Generator:
         """A fresh ``Generator`` from ``self.random_state`` (never the global state)."""
         return np.random.default_rng(getattr(self, "random_state", None))
 
-    def fit_iter(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
+    def fit_iter(self, X, y, task, *, task_features=None, sample_weight=None
+                 ) -> Iterator[Snapshot]:
         """Fit step by step, yielding a :class:`Snapshot` per meaningful step.
 
-        When the generator is exhausted the estimator is fitted exactly as :meth:`fit`
-        leaves it. Validation happens before the first snapshot.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        task : array-like of int, shape (n_samples,), ids ``0..m-1``
+        task_features : array-like of shape (m, q) or None
+            Task-level features, one row per task; only for models whose
+            :attr:`uses_task_features` is true.
+        sample_weight : array-like of shape (n_samples,) or None
+            Example weights; only for models whose :attr:`accepts_sample_weight` is true.
+
+        Validation happens before the first snapshot (this method is not a generator
+        itself, so bad input raises at the call). When the returned generator is exhausted
+        the estimator is fitted exactly as :meth:`fit` leaves it; until then no fitted
+        attribute is (re)set, so stopping early leaves the previous state.
         """
         X, y, task = self._validate_fit_data(X, y, task)
-        return self._fit_steps(X, y, task, **fit_params)
+        m = n_tasks_of(task)
+        fit_params = {}
+        features = self._check_task_features(task_features, m)
+        if self.uses_task_features:
+            fit_params["task_features"] = features
+        weight = self._check_sample_weight(sample_weight, X.shape[0])
+        if self._accepts_sample_weight():
+            fit_params["sample_weight"] = weight
+        return self._run(self._fit_steps(X, y, task, **fit_params), m, X.shape[1])
+
+    def _run(self, steps: Iterator[Snapshot], n_tasks: int, n_features: int
+             ) -> Iterator[Snapshot]:
+        yield from steps
+        self.n_features_in_ = n_features
+        self.n_tasks_ = n_tasks
 
     def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
         raise NotImplementedError
 
-    def fit(self, X, y, task, **fit_params):
-        """Fit on stacked multi-task data; returns ``self``."""
-        for _ in self.fit_iter(X, y, task, **fit_params):
+    def fit(self, X, y, task, *, task_features=None, sample_weight=None):
+        """Fit on stacked multi-task data (arguments as :meth:`fit_iter`); returns ``self``."""
+        for _ in self.fit_iter(X, y, task, task_features=task_features,
+                               sample_weight=sample_weight):
             pass
         return self
 
@@ -219,6 +373,38 @@ class MultiTaskEstimator(BaseEstimator):
 
     def predict(self, X, task) -> np.ndarray:
         raise NotImplementedError
+
+    def _no_new_tasks(self, method: str):
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot predict for a task unseen in training "
+            f"(supports_new_tasks is False): {method} needs a model that transfers from "
+            "task features, such as TL-TF. Use predict(X, task) for the training tasks."
+        )
+
+    def predict_new_task(self, X, task_features) -> np.ndarray:
+        """Predict for one task unseen in training from its task features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        task_features : array-like of shape (q,)
+            The new task's features (same columns as at fit time).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+
+        Only models whose :attr:`supports_new_tasks` is true implement it; the others raise
+        ``NotImplementedError`` saying so.
+        """
+        self._no_new_tasks("predict_new_task")
+
+    def predict_proba_new_task(self, X, task_features) -> np.ndarray:
+        """Class probabilities for a task unseen in training, shape (n_samples, k).
+
+        See :meth:`predict_new_task`.
+        """
+        self._no_new_tasks("predict_proba_new_task")
 
     def score_per_task(self, X, y, task) -> np.ndarray:
         """Per-task score, shape (n_tasks_,): accuracy (classifiers) or R^2 (regressors).

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from .base import MultiTaskEstimator, Snapshot
+from .base import MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = ["PerTaskEstimator"]
 
@@ -22,7 +22,12 @@ class PerTaskEstimator(MultiTaskEstimator):
     Parameters
     ----------
     estimator : scikit-learn estimator
-        Cloned for each task; a classifier makes this a classifier.
+        Cloned for each task; a classifier makes this a classifier. ``sample_weight`` is
+        accepted when its ``fit`` takes one.
+    random_state : None, int or Generator
+        When not None and the estimator has a ``random_state`` parameter, each task's clone
+        gets its own integer seed drawn from ``np.random.default_rng(random_state)``; when
+        None, the clones keep the estimator's own ``random_state``.
 
     Attributes
     ----------
@@ -41,8 +46,13 @@ class PerTaskEstimator(MultiTaskEstimator):
     array([-0.])
     """
 
-    def __init__(self, estimator: BaseEstimator | None = None):
+    def __init__(self, *, estimator: BaseEstimator | None = None, random_state=None):
         self.estimator = estimator
+        self.random_state = random_state
+
+    def _accepts_sample_weight(self) -> bool:
+        return isinstance(self.estimator, BaseEstimator) and has_fit_parameter(
+            self.estimator, "sample_weight")
 
     @property
     def _estimator_type(self) -> str:  # type: ignore[override]
@@ -53,25 +63,28 @@ class PerTaskEstimator(MultiTaskEstimator):
             )
         return "classifier" if is_classifier(self.estimator) else "regressor"
 
-    def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
-        sample_weight = fit_params.pop("sample_weight", None)
-        if fit_params:
-            raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
+    def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
         estimators = []
         classes = []
-        for t in range(self.n_tasks_):
+        is_clf = self._estimator_type == "classifier"
+        seeded = self.random_state is not None and \
+            "random_state" in self.estimator.get_params()
+        rng = self._rng()
+        for t in range(n_tasks_of(task)):
             rows = task == t
             model = clone(self.estimator)
+            if seeded:
+                model.set_params(random_state=int(rng.integers(2**31 - 1)))
             if sample_weight is None:
                 model.fit(X[rows], y[rows])
             else:
                 model.fit(X[rows], y[rows], sample_weight=np.asarray(sample_weight)[rows])
             estimators.append(model)
-            if self._estimator_type == "classifier":
+            if is_clf:
                 classes.append(model.classes_)
-            self.estimators_ = estimators
             yield Snapshot(step=t + 1, info={"task": t, "n_samples": int(rows.sum())})
-        if classes:
+        self.estimators_ = estimators
+        if is_clf:
             self.classes_ = classes
 
     def _per_task(self, method: str, X, task) -> tuple[list, int]:

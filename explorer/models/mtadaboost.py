@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from numbers import Integral
 
 import numpy as np
@@ -10,7 +11,7 @@ from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_scalar
-from .base import MultiTaskEstimator, Snapshot, encode_task_labels
+from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 from .mtdt import MTDecisionTree, _check_weight, _decode, _tidy, fit_one_per_task
 
 __all__ = ["MTAdaBoost", "SingleTaskAdaBoost"]
@@ -52,6 +53,21 @@ class MTAdaBoost(MultiTaskEstimator):
     train_errors_ : ndarray (n_rounds, m), per-task training error of ``H`` after each round
     stop_reason_ : str, why the loop ended; ``rejected_error_`` the ``eps`` that stopped it
     classes_ : list of ndarray
+    n_iter_ : int
+        Rounds kept (= ``n_estimators_``), 1-based.
+    objective_history_ : ndarray of shape (n_iter_,)
+        After round t, ``prod_{s <= t} 2 sqrt(eps_s (1 - eps_s))``: the upper bound of
+        Freund & Schapire (1997, Theorem 6) on the training error of ``H`` under the
+        initial distribution ``D_1``, i.e. the exponential-loss bound AdaBoost.M1 drives
+        down. It is what the snapshots' ``objective`` carries; it never increases.
+    converged_ : bool
+        True when the loop stopped before ``n_estimators`` rounds for the algorithm's own
+        reason (a perfect weak learner, or none better than chance); False when it used up
+        ``n_estimators``. ``n_estimators`` is a budget, not a convergence limit, so there
+        is no ``ConvergenceWarning``.
+
+    Snapshots: one per kept round; ``matrices`` ``{"split_borrowing": (m, m)}`` (lazy),
+    ``info`` ``{"round", "weak_error", "beta", "train_error" (m,), "n_nodes"}``.
 
     Examples
     --------
@@ -64,6 +80,7 @@ class MTAdaBoost(MultiTaskEstimator):
     """
 
     _estimator_type = "classifier"
+    accepts_sample_weight = True
 
     def __init__(self, *, base: MTDecisionTree | None = None, n_estimators: int = 50,
                  random_state=None):
@@ -78,25 +95,21 @@ class MTAdaBoost(MultiTaskEstimator):
             raise ValueError(f"base must be an MTDecisionTree; got {self.base!r}.")
         return clone(self.base)
 
-    def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
-        sample_weight = fit_params.pop("sample_weight", None)
-        if fit_params:
-            raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
+    def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
         n_rounds = check_scalar(self.n_estimators, "n_estimators", kind=Integral, low=1)
         self._make_base()._check_params()
-        codes, classes = encode_task_labels(y, task, self.n_tasks_)
+        m = n_tasks_of(task)
+        codes, classes = encode_task_labels(y, task, m)
         weight = _check_weight(sample_weight, X.shape[0])
-        if weight.sum() <= 0:
-            raise ValueError("sample_weight must have a positive sum.")
         distribution = weight / weight.sum()
         prepared = self._make_base()._prepare(X)
         width = max(len(c) for c in classes)
         votes = np.zeros((X.shape[0], width))
         rows = np.arange(X.shape[0])
-        self.classes_ = classes
-        self.estimators_, errors, betas, train_errors = [], [], [], []
-        self.stop_reason_ = f"reached n_estimators={n_rounds}"
-        self.rejected_error_ = None
+        task_sizes = np.bincount(task, minlength=m)
+        estimators, errors, betas, train_errors, bound = [], [], [], [], []
+        stop_reason = f"reached n_estimators={n_rounds}"
+        rejected_error = None
         for t in range(n_rounds):
             tree = self._make_base()
             for _ in tree._grow(X, codes, task, distribution, classes, prepared=prepared):
@@ -105,8 +118,8 @@ class MTAdaBoost(MultiTaskEstimator):
             wrong = predicted != codes
             error = float(distribution[wrong].sum())
             if error >= 0.5:
-                self.rejected_error_ = error
-                self.stop_reason_ = (f"weak learner error {error:.4f} >= 1/2 in round {t + 1}")
+                rejected_error = error
+                stop_reason = f"weak learner error {error:.4f} >= 1/2 in round {t + 1}"
                 if t == 0:
                     raise ValueError(
                         f"MTAdaBoost: the first weak learner has weighted error {error:.4f}"
@@ -115,38 +128,42 @@ class MTAdaBoost(MultiTaskEstimator):
                     )
                 break
             perfect = error <= 0.0
-            beta = max(error, 1e-10) / (1.0 - max(error, 1e-10))
+            kept_error = max(error, 1e-10)
+            beta = kept_error / (1.0 - kept_error)
             votes[rows, predicted] += np.log(1.0 / beta)
-            self.estimators_.append(tree)
+            estimators.append(tree)
             errors.append(error)
             betas.append(beta)
+            # Freund & Schapire (1997), Theorem 6: training error of H <= prod 2 sqrt(e(1-e))
+            bound.append((bound[-1] if bound else 1.0)
+                         * 2.0 * np.sqrt(kept_error * (1.0 - kept_error)))
             per_task = np.bincount(task, weights=_argmax_codes(votes, classes, task) != codes,
-                                   minlength=self.n_tasks_) / np.bincount(task)
+                                   minlength=m) / task_sizes
             train_errors.append(per_task)
-            self._store(errors, betas, train_errors)
-            yield Snapshot(step=t + 1, objective=float(per_task.mean()),
-                           matrices={"split_borrowing": self._borrowing()},
+            yield Snapshot(step=t + 1, objective=bound[-1],
+                           matrices=LazyMapping(partial(
+                               _borrowing, tuple(estimators), np.log(1.0 / np.array(betas)),
+                               m)),
                            info={"round": t + 1, "weak_error": error, "beta": beta,
-                                 "train_error": per_task.copy(),
-                                 "n_nodes": tree.n_nodes_})
+                                 "train_error": per_task, "n_nodes": tree.n_nodes_})
             if perfect:
-                self.stop_reason_ = f"weak learner error 0 in round {t + 1}"
+                stop_reason = f"weak learner error 0 in round {t + 1}"
                 break
             distribution = np.where(wrong, distribution, distribution * beta)
             distribution /= distribution.sum()
-
-    def _store(self, errors, betas, train_errors) -> None:
+        self.classes_ = classes
+        self.estimators_ = estimators
         self.estimator_errors_ = np.array(errors)
         self.betas_ = np.array(betas)
         self.estimator_weights_ = np.log(1.0 / self.betas_)
         self.train_errors_ = np.array(train_errors)
         self.n_estimators_ = len(errors)
+        self.stop_reason_ = stop_reason
+        self.rejected_error_ = rejected_error
+        self.n_iter_ = len(errors)
+        self.converged_ = len(errors) < n_rounds
+        self.objective_history_ = np.array(bound)
 
-    def _borrowing(self) -> np.ndarray:
-        total = np.zeros((self.n_tasks_, self.n_tasks_))
-        for tree, alpha in zip(self.estimators_, self.estimator_weights_, strict=True):
-            total += alpha * tree.split_borrowing_
-        return total
 
     # ------------------------------------------------------------------ prediction
     def _votes(self, X, task, n_rounds: int | None = None) -> Iterator[np.ndarray]:
@@ -186,7 +203,7 @@ class MTAdaBoost(MultiTaskEstimator):
     def task_relationships(self) -> dict[str, np.ndarray]:
         """``{"split_borrowing": (m, m)}``: the trees' matrices weighted by ``ln(1/beta_t)``."""
         check_is_fitted(self, "estimators_")
-        return {"split_borrowing": self._borrowing()}
+        return _borrowing(self.estimators_, self.estimator_weights_, self.n_tasks_)
 
 
 class SingleTaskAdaBoost(MultiTaskEstimator):
@@ -207,6 +224,7 @@ class SingleTaskAdaBoost(MultiTaskEstimator):
     """
 
     _estimator_type = "classifier"
+    accepts_sample_weight = True
 
     def __init__(self, *, base: MTDecisionTree | None = None, n_estimators: int = 50,
                  random_state=None):
@@ -214,10 +232,10 @@ class SingleTaskAdaBoost(MultiTaskEstimator):
         self.n_estimators = n_estimators
         self.random_state = random_state
 
-    def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
+    def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
         yield from fit_one_per_task(
             self, lambda: MTAdaBoost(base=self.base, n_estimators=self.n_estimators),
-            lambda booster: {"n_rounds": booster.n_estimators_}, X, y, task, fit_params)
+            lambda booster: {"n_rounds": booster.n_estimators_}, X, y, task, sample_weight)
         longest = max(b.n_estimators_ for b in self.estimators_)
         self.train_errors_ = np.column_stack([
             np.concatenate([b.train_errors_[:, 0],
@@ -232,6 +250,14 @@ class SingleTaskAdaBoost(MultiTaskEstimator):
             rows = task == t
             out[rows] = self.estimators_[t].predict(X[rows], np.zeros(rows.sum(), np.intp))
         return _tidy(out, [self.classes_[t] for t in np.unique(task)])
+
+
+def _borrowing(trees, weights: np.ndarray, m: int) -> dict[str, np.ndarray]:
+    """``{"split_borrowing": sum_t ln(1/beta_t) B_t}`` over the trees' (m, m) matrices."""
+    total = np.zeros((m, m))
+    for tree, alpha in zip(trees, weights, strict=True):
+        total += alpha * tree.split_borrowing_
+    return {"split_borrowing": total}
 
 
 def _class_mask(classes: list[np.ndarray], task: np.ndarray) -> np.ndarray:

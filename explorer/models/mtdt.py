@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,7 +25,7 @@ from ..solvers.tree_split import (
     find_best_split,
     partition_sorted_rows,
 )
-from .base import MultiTaskEstimator, Snapshot, encode_task_labels
+from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 
 __all__ = ["MTDecisionTree", "SingleTaskTree"]
 
@@ -94,6 +95,7 @@ class MTDecisionTree(MultiTaskEstimator):
     """
 
     _estimator_type = "classifier"
+    accepts_sample_weight = True
     #: Features with at most this many distinct values use the histogram search.
     _histogram_max_bins = 64
     #: "numba" (default) or "numpy" (the reference search; the benchmark times both).
@@ -119,11 +121,8 @@ class MTDecisionTree(MultiTaskEstimator):
         return self.criterion, max_depth, int(min_leaf), float(purity)
 
     # ------------------------------------------------------------------ fitting
-    def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
-        sample_weight = fit_params.pop("sample_weight", None)
-        if fit_params:
-            raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
-        codes, classes = encode_task_labels(y, task, self.n_tasks_)
+    def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
+        codes, classes = encode_task_labels(y, task, n_tasks_of(task))
         weight = _check_weight(sample_weight, X.shape[0])
         yield from self._grow(X, codes, task, weight, classes)
 
@@ -141,12 +140,13 @@ class MTDecisionTree(MultiTaskEstimator):
 
         ``codes`` are per-task label codes, ``classes`` the per-task label arrays and
         ``prepared`` optionally the output of :meth:`_prepare` (shared by boosting rounds).
+        Fitted attributes are set when the tree is complete. A snapshot's ``info`` is lazy:
+        ``"tree"`` is the tuple of the node records so far (the list only grows),
+        ``"node"`` the new node's record, ``"n_pending"`` the queued nodes; its
+        ``matrices["split_borrowing"]`` is a copy made only when the matrix changed.
         """
         criterion, max_depth, min_leaf, purity = self._check_params()
         m = len(classes)
-        self.classes_ = classes
-        self.n_tasks_ = m
-        self.n_features_in_ = X.shape[1]
         n_classes = np.array([len(c) for c in classes])
         offsets = np.concatenate([[0], np.cumsum(n_classes)]).astype(np.intp)
         starts = offsets[:-1]
@@ -233,6 +233,8 @@ class MTDecisionTree(MultiTaskEstimator):
                 gains = chosen.task_gains
                 decider = int(np.argmax(np.where(remaining, gains, -np.inf)))
                 reach = task_weight / np.where(task_total > 0, task_total, 1.0)
+                # copy on write: earlier snapshots hold references to the old matrix
+                borrowing = borrowing.copy()
                 borrowing[:, decider] += reach * gains
                 feature[node], threshold[node] = chosen.feature, chosen.threshold
                 left[node], right[node] = next_id, next_id + 1
@@ -253,9 +255,12 @@ class MTDecisionTree(MultiTaskEstimator):
                 queue.append((next_id + 1, node, depth + 1, right_rows, remaining, major))
                 next_id += 2
             nodes.append(record)
-            yield Snapshot(step=len(nodes), matrices={"split_borrowing": borrowing.copy()},
-                           info={"node": record, "tree": tuple(nodes),
-                                 "criterion": criterion, "n_pending": len(queue)})
+            yield Snapshot(step=len(nodes), matrices=LazyMapping(partial(
+                               _borrowing_matrices, borrowing)),
+                           info=LazyMapping(partial(_node_info, nodes, len(nodes), criterion,
+                                                    len(queue))))
+        self.classes_ = classes
+        self.n_features_in_ = X.shape[1]
         self.tree_ = {"feature": np.array(feature), "threshold": np.array(threshold),
                       "left": np.array(left), "right": np.array(right),
                       "depth": np.array(depth_of), "parent": np.array(parent_of),
@@ -265,6 +270,7 @@ class MTDecisionTree(MultiTaskEstimator):
         self.n_nodes_ = len(nodes)
         self.max_depth_ = int(max(depth_of))
         self.split_borrowing_ = borrowing
+        self.n_tasks_ = m
 
     # ------------------------------------------------------------------ prediction
     def _leaf_nodes(self, X, task) -> np.ndarray:
@@ -346,6 +352,7 @@ class SingleTaskTree(MultiTaskEstimator):
     """
 
     _estimator_type = "classifier"
+    accepts_sample_weight = True
 
     def __init__(self, *, max_depth: int | None = None, min_samples_leaf: int = 1,
                  purity: float = 1.0, random_state=None):
@@ -354,12 +361,12 @@ class SingleTaskTree(MultiTaskEstimator):
         self.purity = purity
         self.random_state = random_state
 
-    def _fit_steps(self, X, y, task, **fit_params) -> Iterator[Snapshot]:
+    def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
         yield from fit_one_per_task(
             self, lambda: MTDecisionTree(max_depth=self.max_depth,
                                          min_samples_leaf=self.min_samples_leaf,
                                          purity=self.purity),
-            lambda tree: {"n_nodes": tree.n_nodes_}, X, y, task, fit_params)
+            lambda tree: {"n_nodes": tree.n_nodes_}, X, y, task, sample_weight)
 
     def predict(self, X, task) -> np.ndarray:
         X, task = self._validate_predict_data(X, task)
@@ -368,7 +375,7 @@ class SingleTaskTree(MultiTaskEstimator):
         for t in np.unique(task):
             rows = task == t
             out[rows] = self.estimators_[t].predict(X[rows], np.zeros(rows.sum(), np.intp))
-        return _tidy(out)
+        return _tidy(out, [self.classes_[t] for t in np.unique(task)])
 
     def predict_proba(self, X, task) -> np.ndarray:
         X, task = self._validate_predict_data(X, task)
@@ -382,26 +389,33 @@ class SingleTaskTree(MultiTaskEstimator):
         return proba
 
 
-def fit_one_per_task(owner, make_model, describe, X, y, task, fit_params
+def fit_one_per_task(owner, make_model, describe, X, y, task, sample_weight
                      ) -> Iterator[Snapshot]:
     """The single-task baselines' loop: ``make_model()`` fitted on each task alone.
 
     Each task's rows become a one-task problem; ``owner.estimators_`` (one model per task)
-    and ``owner.classes_`` are set; one snapshot per task, ``info = {"task": t,
-    **describe(model)}``.
+    and ``owner.classes_`` are set when all tasks are fitted; one snapshot per task,
+    ``info = {"task": t, **describe(model)}``.
     """
-    sample_weight = fit_params.pop("sample_weight", None)
-    if fit_params:
-        raise ValueError(f"unexpected fit parameters {sorted(fit_params)}.")
     weight = _check_weight(sample_weight, X.shape[0])
-    owner.estimators_ = []
-    for t in range(owner.n_tasks_):
+    estimators = []
+    for t in range(n_tasks_of(task)):
         rows = task == t
         model = make_model()
         model.fit(X[rows], y[rows], np.zeros(rows.sum(), np.intp), sample_weight=weight[rows])
-        owner.estimators_.append(model)
+        estimators.append(model)
         yield Snapshot(step=t + 1, info={"task": t, **describe(model)})
-    owner.classes_ = [model.classes_[0] for model in owner.estimators_]
+    owner.estimators_ = estimators
+    owner.classes_ = [model.classes_[0] for model in estimators]
+
+
+def _borrowing_matrices(borrowing: np.ndarray) -> dict[str, np.ndarray]:
+    return {"split_borrowing": borrowing.copy()}
+
+
+def _node_info(nodes: list, count: int, criterion: str, n_pending: int) -> dict:
+    return {"node": nodes[count - 1], "tree": tuple(nodes[:count]), "criterion": criterion,
+            "n_pending": n_pending}
 
 
 def _filter(sorted_rows: np.ndarray, keep: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
 rMTFL decomposes the weight matrix ``W = P + Q`` (d features x m tasks) and solves (Eq. 2)
 
     min_{P, Q}  sum_i 1/(m n_i) ||X_i^T (p_i + q_i) - y_i||^2
-                + lambda1 ||P||_{1,2} + lambda2 ||Q^T||_{1,2}
+                + lambda_rows ||P||_{1,2} + lambda_columns ||Q^T||_{1,2}
 
 ``||P||_{1,2}`` sums the L2 norms of the *rows* of P (features shared by all tasks), and
 ``||Q^T||_{1,2}`` sums the L2 norms of the *columns* of Q (tasks that go their own way: the
@@ -17,13 +17,16 @@ StackedTasks`, so tasks may have different ``n_i`` and no (dm x dm) matrix is fo
 Default regularisation. The paper's rule (Eq. 16, ``lambda ~ sqrt(d m) / sum n_i``) reaches
 ``lambda_max`` near ``n_i = 200`` and then zeroes everything, so the default here is relative
 to the closed-form ``lambda_max`` of each penalty (the smallest value for which P = 0, resp.
-Q = 0, is optimal): ``lambda1 = 0.2 * lambda_max(P)`` and
-``lambda2 = 1.15 * sqrt(d / m) * lambda1`` (:data:`DEFAULT_FRACTIONS`, :data:`DEFAULT_RATIO`).
+Q = 0, is optimal): ``lambda_rows = 0.2 * lambda_max(P)`` and
+``lambda_columns = 1.15 * sqrt(d / m) * lambda_rows`` (:data:`DEFAULT_FRACTIONS`,
+:data:`DEFAULT_RATIO`). The paper's lambda1 / lambda2 are ``lambda_rows`` /
+``lambda_columns`` here: every penalty parameter is named after the norm it weights (the
+table in :mod:`explorer.models`).
 The ratio is what decides the outliers. Derivation (from the KKT conditions, not in the
 paper): at the optimum every row of the loss gradient G has norm <= lambda1, so a typical
-entry is ~ lambda1 / sqrt(m) and a non-outlier task's gradient column has norm ~
-lambda1 sqrt(d / m); Q's column stays zero when that is <= lambda2. Measured on the
-Section 6.1 setting (m=30, d=200, 10 outliers): the useful window of lambda2 / lambda1 is
+entry is ~ lambda_rows / sqrt(m) and a non-outlier task's gradient column has norm ~
+lambda_rows sqrt(d / m); Q's column stays zero when that is <= lambda_columns. Measured on the
+Section 6.1 setting (m=30, d=200, 10 outliers): the useful window of lambda_columns / lambda_rows is
 narrow (about 2.7-3.2 at n=20), hence a ratio tied to sqrt(d / m) rather than a fraction
 of lambda_max(Q).
 
@@ -36,11 +39,12 @@ Baselines on the same solver (one routine, different proximal operators): ridge,
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_scalar
+from ..data.validation import check_multitask, check_scalar
 from ..solvers.multitask_least_squares import StackedTasks
 from ..solvers.proximal_gradient import proximal_gradient_steps
 from ..solvers.proximal_operators import (
@@ -51,11 +55,12 @@ from ..solvers.proximal_operators import (
     prox_trace,
     row_norms,
 )
-from .base import ConvergenceMonitor, MultiTaskEstimator, Snapshot
+from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = [
     "DEFAULT_FRACTIONS",
     "DEFAULT_RATIO",
+    "SINGLE_PENALTY_FRACTION",
     "RobustMTFL",
     "TwoStageRMTFL",
     "MultiTaskRidge",
@@ -66,37 +71,66 @@ __all__ = [
     "RMTL",
 ]
 
-#: Default lambda as a fraction of the closed-form lambda_max of each penalty.
-DEFAULT_FRACTIONS = {"lambda1": 0.2, "lam": 0.1}
-#: Default lambda2 / lambda1 in units of sqrt(d / m) (see the module docstring).
+#: "auto" penalties of the two-penalty models (RobustMTFL, RMTL), as fractions of the
+#: closed-form lambda_max of the same penalty. RobustMTFL's "auto" ``lambda_columns`` uses
+#: :data:`DEFAULT_RATIO` instead (see the module docstring).
+DEFAULT_FRACTIONS = {"lambda_rows": 0.2, "lambda_trace": 0.2, "lambda_columns": 0.1}
+#: RobustMTFL's default ``lambda_columns / lambda_rows`` in units of sqrt(d / m).
 DEFAULT_RATIO = 1.15
+#: "auto" penalty of the single-penalty baselines, as a fraction of their lambda_max.
+SINGLE_PENALTY_FRACTION = 0.1
+
+
+def _resolve(value, name: str, lambda_max: float, fraction: float) -> float:
+    """A penalty parameter's value: a number >= 0, or "auto" = ``fraction * lambda_max``."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be a number >= 0 or 'auto'; got {value!r}.")
+        return fraction * lambda_max
+    check_scalar(value, name, low=0)
+    return float(value)
+
+
+def _predict_linear(X, task, coef, intercept) -> np.ndarray:
+    """``x^T w_t + b_t`` for each row (coef (d, m), intercept (m,))."""
+    return np.einsum("ij,ji->i", X, coef[:, task]) + intercept[task]
 
 
 class _StackedProxMTL(MultiTaskEstimator):
     """Least squares on stacked tasks plus a penalty with a cheap prox.
 
     The unknown is ``k`` blocks of shape (d, m) stored side by side, ``x = [B_1 | ... | B_k]``,
-    and ``W = B_1 + ... + B_k``. Subclasses set ``_blocks`` and ``_block_names`` and implement
-    ``_lambdas(data)`` (resolved penalties), ``_prox_blocks`` and ``_penalty_blocks``.
+    and ``W = B_1 + ... + B_k`` (all on the normalised scale inside the solver). Subclasses
+    set ``_penalties`` (the penalty parameter names, one per block, in block order),
+    ``_block_names`` (the fitted attribute of each block: ``"P"`` -> ``P_``; ``"W"`` means the
+    single block is ``coef_``) and implement ``_lambda_max(data)`` (dict keyed by penalty
+    name), ``_prox_blocks`` and ``_penalty_blocks``; ``_resolve_penalties`` may be overridden.
+
+    Fitted attributes are set once, when the solver stops; the snapshots hold references to
+    the solver's iterates (never mutated after being yielded) and compute their matrices
+    only when read.
     """
 
-    _blocks = 1
+    _penalties: tuple[str, ...] = ()
     _block_names: tuple[str, ...] = ("W",)
 
     def _check_common(self) -> None:
         check_scalar(self.max_iter, "max_iter", kind=int, low=1)
         check_scalar(self.tol, "tol", low=0)
 
-    def _lam(self, value, name: str, lam_max: float) -> float:
-        if isinstance(value, str):
-            if value != "auto":
-                raise ValueError(f"{name} must be a number >= 0 or 'auto'; got {value!r}.")
-            return DEFAULT_FRACTIONS.get(name, 0.1) * lam_max
-        check_scalar(value, name, low=0)
-        return float(value)
+    def _stack(self, X, y, task, m) -> StackedTasks:
+        return StackedTasks(X, y, task, m, normalize=bool(self.normalize),
+                            center=bool(self.fit_intercept))
 
-    def _lambdas(self, data: StackedTasks) -> tuple[float, ...]:
+    def _lambda_max(self, data: StackedTasks) -> dict[str, float]:
         raise NotImplementedError
+
+    def _resolve_penalties(self, lambda_max: dict[str, float], data: StackedTasks
+                           ) -> dict[str, float]:
+        fraction = DEFAULT_FRACTIONS if len(self._penalties) > 1 else \
+            dict.fromkeys(self._penalties, SINGLE_PENALTY_FRACTION)
+        return {name: _resolve(getattr(self, name), name, lambda_max[name], fraction[name])
+                for name in self._penalties}
 
     def _prox_blocks(self, blocks, step, lams):
         raise NotImplementedError
@@ -104,138 +138,216 @@ class _StackedProxMTL(MultiTaskEstimator):
     def _penalty_blocks(self, blocks, lams) -> float:
         raise NotImplementedError
 
-    def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        self._check_common()
-        m, d, k = self.n_tasks_, self.n_features_in_, self._blocks
-        data = StackedTasks(X, y, task, m, normalize=bool(self.normalize),
-                            center=bool(self.fit_intercept))
-        self._data = data
-        lams = self._lambdas(data)
+    def lambda_max(self, X, y, task) -> dict[str, float]:
+        """Closed-form smallest value of each penalty that makes its block zero.
+
+        On the normalised (and centred) data, as the solver sees it; keyed by penalty
+        parameter name, like ``lambda_max_``. Sets no attribute.
+        """
+        X, y, task = check_multitask(X, y, task, kind="regression", who=type(self).__name__)
+        return self._lambda_max(self._stack(X, y, task, n_tasks_of(task)))
+
+    def _problem(self, data: StackedTasks, lams: tuple[float, ...]):
+        """``(smooth, prox, penalty, value)`` closures of the stacked problem."""
+        m, k = data.m, len(self._block_names)
 
         def split(x):
             return [x[:, b * m:(b + 1) * m] for b in range(k)]
 
+        if k == 1:
+            def smooth(x):
+                return data.value_grad(x)
+
+            def prox(v, step):
+                return self._prox_blocks([v], step, lams)[0]
+
+            def penalty(x):
+                return self._penalty_blocks([x], lams)
+
+            return smooth, prox, penalty, data.value
+
         def total(x):
-            return x[:, :m] if k == 1 else sum(split(x))
+            return sum(split(x))
 
         def smooth(x):
             val, G = data.value_grad(total(x))
-            return val, (G if k == 1 else np.tile(G, (1, k)))
-
-        def value(x):
-            return data.value(total(x))
+            return val, np.tile(G, (1, k))
 
         def prox(v, step):
-            return np.hstack(self._prox_blocks(split(v), step, lams)) if k > 1 else \
-                self._prox_blocks(split(v), step, lams)[0]
+            return np.hstack(self._prox_blocks(split(v), step, lams))
 
         def penalty(x):
             return self._penalty_blocks(split(x), lams)
 
-        x0 = np.zeros((d, k * m))
-        previous = getattr(self, "_solution_", None)
-        if getattr(self, "warm_start", False) and previous is not None \
-                and previous.shape == x0.shape:
-            x0 = previous.copy()
-        lipschitz = max(data.lipschitz_lower_bound(), 1e-12)
+        return smooth, prox, penalty, lambda x: data.value(total(x))
+
+    def _initial(self, data: StackedTasks) -> np.ndarray:
+        """Zeros, or with ``warm_start`` the previous solution mapped to this data's scale."""
+        d, m = data.d, data.m
+        blocks = []
+        for name in self._block_names:
+            previous = getattr(self, "coef_" if name == "W" else name + "_", None)
+            if not (self.warm_start and previous is not None and previous.shape == (d, m)):
+                return np.zeros((d, m * len(self._block_names)))
+            blocks.append(previous * data.scale)
+        return np.hstack(blocks)
+
+    def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
+        self._check_common()
+        data = self._stack(X, y, task, n_tasks_of(task))
+        lambda_max = self._lambda_max(data)
+        penalties = self._resolve_penalties(lambda_max, data)
+        lams = tuple(penalties[name] for name in self._penalties)
+        smooth, prox, penalty, value = self._problem(data, lams)
         monitor = ConvergenceMonitor(type(self).__name__, tol=float(self.tol),
                                      max_iter=int(self.max_iter))
-        for step in proximal_gradient_steps(x0, smooth, prox, penalty, lipschitz=lipschitz,
-                                            smooth_value=value):
+        last = None
+        for step in proximal_gradient_steps(
+                self._initial(data), smooth, prox, penalty,
+                lipschitz=max(data.lipschitz_lower_bound(), 1e-12), smooth_value=value):
             monitor.record(step.objective,
                            change=step.relative_change if step.iteration > 1 else None)
-            self._store(step.x, split, total)
-            yield self._snapshot(step)
+            last = step
+            yield Snapshot(step=step.iteration, objective=step.objective,
+                           matrices=LazyMapping(partial(self._matrices, data, step.x)),
+                           info=LazyMapping(partial(self._info, data, step)))
             if monitor.done:
                 break
+        fitted = self._matrices(data, last.x)
+        self.coef_ = fitted.pop("W")
+        self.intercept_ = data.y_mean - np.einsum("jt,jt->t", data.x_mean, self.coef_)
+        for name, block in fitted.items():
+            setattr(self, name + "_", block)
+        self._store_extra(fitted)
+        self.lambda_max_ = lambda_max
+        for name, lam in penalties.items():
+            setattr(self, name + "_", lam)
         monitor.finish(self)
 
-    def _store(self, x, split, total) -> None:
-        self._solution_ = x.copy()
-        data = self._data
-        self.coef_, self.intercept_ = data.to_user_scale(total(x))
-        for name, block in zip(self._block_names, split(x), strict=True):
-            if name != "W":
-                setattr(self, name + "_", block / data.scale)
+    def _store_extra(self, fitted: dict[str, np.ndarray]) -> None:
+        """Derived fitted attributes (detected sets ...) from the final matrices."""
 
-    def _snapshot(self, step) -> Snapshot:
-        matrices = {name: getattr(self, name + "_").copy() for name in self._block_names
-                    if name != "W"}
-        matrices["W"] = self.coef_.copy()
-        return Snapshot(step=step.iteration, objective=step.objective, matrices=matrices,
-                        info={"lipschitz": step.lipschitz,
-                              "relative_change": step.relative_change})
+    def _matrices(self, data: StackedTasks, x: np.ndarray) -> dict[str, np.ndarray]:
+        """The blocks and ``W`` (all (d, m), user's scale) of an iterate ``x``."""
+        m = data.m
+        if len(self._block_names) == 1:
+            return {"W": x / data.scale}
+        out = {name: x[:, b * m:(b + 1) * m] / data.scale
+               for b, name in enumerate(self._block_names)}
+        out["W"] = sum(out.values())
+        return out
 
-    def objective(self) -> float:
-        """Objective (Eq. 2 for rMTFL) of the current solution on the normalised data."""
-        check_is_fitted(self, "_solution_")
-        return float(self.objective_history_[-1])
+    def _info(self, data: StackedTasks, step) -> dict:
+        return {"lipschitz": step.lipschitz, "relative_change": step.relative_change}
 
     def predict(self, X, task) -> np.ndarray:
         """``x^T w_t + b_t`` for each row, shape (n_samples,)."""
         X, task = self._validate_predict_data(X, task)
-        check_is_fitted(self, "coef_")
-        return np.einsum("ij,ji->i", X, self.coef_[:, task]) + self.intercept_[task]
+        return _predict_linear(X, task, self.coef_, self.intercept_)
+
+    def task_relationships(self) -> dict[str, np.ndarray]:
+        """``{"W": coef_}``, shape (d, m) (features x tasks, like ``truth["coef"]``)."""
+        check_is_fitted(self, "n_tasks_")
+        return {"W": self.coef_.copy()}
 
 
-class RobustMTFL(_StackedProxMTL):
-    """Robust multi-task feature learning, ``W = P + Q`` (Gong, Ye & Zhang 2012, Eq. 2).
-
-    Solved by MFISTA (monotone FISTA, Eq. 5-8) with row / column group soft-thresholding.
-
-    Parameters
-    ----------
-    lambda1 : float >= 0 or "auto"
-        Weight of ``||P||_{1,2}`` (row sparsity: shared features). "auto" =
-        ``0.2 * lambda_max(P)``.
-    lambda2 : float >= 0 or "auto"
-        Weight of ``||Q^T||_{1,2}`` (column sparsity: outlier tasks). "auto" =
-        ``1.15 * sqrt(d / m) * lambda1``.
-    max_iter : int
+_COMMON_PARAMS_DOC = """    max_iter : int
+        Most MFISTA iterations.
     tol : float
-        Stop when the relative objective change < tol.
+        Stop when the relative objective change falls below ``tol``.
     normalize : bool
         Scale every feature of every task to unit norm (Eq. 1); coefficients are mapped back.
     fit_intercept : bool
         Centre each task (unpenalised per-task intercepts).
     warm_start : bool
-        Start from the previous solution (paths, live slider refits).
+        Start from the previous fit's solution (``coef_`` and the blocks) when its shape
+        fits the data: paths, live slider refits. scikit-learn's idiom; the only way to
+        start from a previous solution.
+    random_state : None, int or Generator
+        Unused (the solver is deterministic); part of the uniform estimator contract."""
+
+
+class RobustMTFL(_StackedProxMTL):
+    __doc__ = f"""Robust multi-task feature learning, ``W = P + Q`` (Gong, Ye & Zhang 2012, Eq. 2).
+
+    Minimises, by MFISTA (monotone FISTA, Eq. 5-8) with row / column group soft-thresholding
+    (Eq. 6-7),
+
+        sum_i 1/(m n_i) ||X_i^T (p_i + q_i) - y_i||^2
+        + lambda_rows ||P||_{{1,2}} + lambda_columns ||Q^T||_{{1,2}}
+
+    Parameters
+    ----------
+    lambda_rows : float >= 0 or "auto"
+        The paper's lambda1: weight of ``||P||_{{1,2}}`` (sum of row norms; row sparsity =
+        shared features). "auto" = ``0.2 * lambda_max_["lambda_rows"]``.
+    lambda_columns : float >= 0 or "auto"
+        The paper's lambda2: weight of ``||Q^T||_{{1,2}}`` (sum of column norms; column
+        sparsity = outlier tasks). "auto" = ``1.15 * sqrt(d / m) * lambda_rows_``.
+{_COMMON_PARAMS_DOC}
 
     Attributes
     ----------
-    coef_ : ndarray (d, m)         W on the user's scale
-    P_, Q_ : ndarray (d, m)        the two parts, on the user's scale
-    intercept_ : ndarray (m,)
-    shared_features_ : ndarray of int     indices of the nonzero rows of P
-    outlier_scores_ : ndarray (m,)        column norms of Q on the normalised scale
-    outlier_tasks_ : ndarray of int       indices of the nonzero columns of Q
-    lambda1_, lambda2_ : resolved penalties;  lambda_max_ : dict {"lambda1", "lambda2"}
-    objective_history_, n_iter_, converged_
+    coef_ : ndarray of shape (d, m)
+        W = P + Q on the user's scale (``truth["coef"]``'s shape).
+    P_, Q_ : ndarray of shape (d, m)
+        The two parts, on the user's scale.
+    intercept_ : ndarray of shape (m,)
+    shared_features_ : ndarray of bool, shape (d,)
+        Nonzero rows of P (``truth["shared_features"]``).
+    outlier_scores_ : ndarray of shape (m,)
+        Column norms of ``Q_`` (user's scale).
+    outlier_tasks_ : ndarray of bool, shape (m,)
+        Nonzero columns of Q (``truth["outlier_tasks"]``).
+    lambda_rows_, lambda_columns_ : float
+        The penalties used (on the normalised data).
+    lambda_max_ : dict of str -> float, keys "lambda_rows" and "lambda_columns"
+        Closed-form smallest penalty that zeroes P, resp. Q (with the other block zero).
+    objective_history_ : ndarray of shape (n_iter_,)
+        Eq. (2) on the normalised data after each iteration.
+    n_iter_ : int;  converged_ : bool;  n_tasks_, n_features_in_ : int
+
+    Snapshots carry ``matrices`` ``{{"P", "Q", "W"}}`` (d, m) and ``info``
+    ``{{"outlier_scores", "outlier_tasks", "shared_features", "lipschitz",
+    "relative_change"}}`` with the fitted attributes' shapes and meaning.
+
+    Examples
+    --------
+    >>> from explorer.data.synthetic import make_outlier_tasks
+    >>> ds = make_outlier_tasks(n_tasks=6, n_outliers=2, n_features=10, n_shared_features=4,
+    ...                         random_state=0)
+    >>> est = RobustMTFL().fit(ds.X, ds.y, ds.task)
+    >>> est.coef_.shape, est.outlier_tasks_.dtype, est.shared_features_.shape
+    ((10, 6), dtype('bool'), (10,))
     """
 
-    _blocks = 2
+    _penalties = ("lambda_rows", "lambda_columns")
     _block_names = ("P", "Q")
 
-    def __init__(self, *, lambda1="auto", lambda2="auto", max_iter: int = 1000,
+    def __init__(self, *, lambda_rows="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
-                 warm_start: bool = False):
-        self.lambda1 = lambda1
-        self.lambda2 = lambda2
+                 warm_start: bool = False, random_state=None):
+        self.lambda_rows = lambda_rows
+        self.lambda_columns = lambda_columns
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.random_state = random_state
 
-    def _lambdas(self, data):
-        self.lambda_max_ = {"lambda1": data.lambda_max_rows(),
-                            "lambda2": data.lambda_max_columns()}
-        self.lambda1_ = self._lam(self.lambda1, "lambda1", self.lambda_max_["lambda1"])
-        if isinstance(self.lambda2, str) and self.lambda2 == "auto":
-            self.lambda2_ = DEFAULT_RATIO * np.sqrt(data.d / data.m) * self.lambda1_
+    def _lambda_max(self, data):
+        return {"lambda_rows": data.lambda_max_rows(),
+                "lambda_columns": data.lambda_max_columns()}
+
+    def _resolve_penalties(self, lambda_max, data):
+        rows = _resolve(self.lambda_rows, "lambda_rows", lambda_max["lambda_rows"],
+                        DEFAULT_FRACTIONS["lambda_rows"])
+        if isinstance(self.lambda_columns, str) and self.lambda_columns == "auto":
+            columns = DEFAULT_RATIO * np.sqrt(data.d / data.m) * rows
         else:
-            self.lambda2_ = self._lam(self.lambda2, "lambda2", self.lambda_max_["lambda2"])
-        return self.lambda1_, self.lambda2_
+            columns = _resolve(self.lambda_columns, "lambda_columns", 0.0, 0.0)
+        return {"lambda_rows": rows, "lambda_columns": columns}
 
     def _prox_blocks(self, blocks, step, lams):
         P, Q = blocks
@@ -245,59 +357,80 @@ class RobustMTFL(_StackedProxMTL):
         P, Q = blocks
         return lams[0] * float(row_norms(P).sum()) + lams[1] * float(column_norms(Q).sum())
 
-    def _store(self, x, split, total):
-        super()._store(x, split, total)
-        P, Q = split(x)
-        self.shared_features_ = np.flatnonzero(row_norms(P) > 0)
-        self.outlier_scores_ = column_norms(Q)
-        self.outlier_tasks_ = np.flatnonzero(self.outlier_scores_ > 0)
+    @staticmethod
+    def _detected(P, Q) -> dict[str, np.ndarray]:
+        scores = column_norms(Q)
+        return {"outlier_scores": scores, "outlier_tasks": scores > 0,
+                "shared_features": row_norms(P) > 0}
 
-    def _snapshot(self, step):
-        snap = super()._snapshot(step)
-        snap.info.update(outlier_scores=self.outlier_scores_.copy(),
-                         outlier_tasks=self.outlier_tasks_.copy(),
-                         shared_features=self.shared_features_.copy())
-        return snap
+    def _store_extra(self, fitted):
+        detected = self._detected(fitted["P"], fitted["Q"])
+        self.outlier_scores_ = detected["outlier_scores"]
+        self.outlier_tasks_ = detected["outlier_tasks"]
+        self.shared_features_ = detected["shared_features"]
 
-    def lambda_max(self, X, y, task) -> dict[str, float]:
-        """Closed-form smallest lambda1 (P = 0) and lambda2 (Q = 0), on the normalised data."""
-        X, y, task = self._validate_fit_data(X, y, task)
-        data = StackedTasks(X, y, task, self.n_tasks_, normalize=bool(self.normalize),
-                            center=bool(self.fit_intercept))
-        return {"lambda1": data.lambda_max_rows(), "lambda2": data.lambda_max_columns()}
+    def _info(self, data, step):
+        info = super()._info(data, step)
+        m = data.m
+        x = step.x
+        info.update(self._detected(x[:, :m], x[:, m:] / data.scale))
+        return info
 
     def task_relationships(self) -> dict[str, np.ndarray]:
-        """``{"P", "Q", "W": (d, m) on the user's scale, "outlier_scores": (m,)}`` (DESIGN.md)."""
-        check_is_fitted(self, "coef_")
+        """``{"P", "Q", "W"}``: (d, m) on the user's scale; ``"outlier_scores"``: (m,)."""
+        check_is_fitted(self, "n_tasks_")
         return {"P": self.P_.copy(), "Q": self.Q_.copy(), "W": self.coef_.copy(),
                 "outlier_scores": self.outlier_scores_.copy()}
 
 
 class _SinglePenaltyMTL(_StackedProxMTL):
-    """One block W with penalty ``lam * g(W)``; ``lam`` 'auto' = 0.1 lambda_max."""
+    """One block W with one penalty; "auto" = ``SINGLE_PENALTY_FRACTION * lambda_max``.
 
-    def __init__(self, *, lam="auto", max_iter: int = 1000, tol: float = 1e-5,
-                 normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False):
-        self.lam = lam
+    Snapshots carry ``matrices`` ``{"W": (d, m)}``; ``task_relationships()`` is
+    ``{"W": coef_}``.
+    """
+
+    def _lambda_max(self, data):
+        return {self._penalties[0]: self._lambda_max_value(data)}
+
+    def _lambda_max_value(self, data) -> float:
+        raise NotImplementedError
+
+
+class MultiTaskRidge(_SinglePenaltyMTL):
+    __doc__ = f"""Per-task ridge, ``lambda_ridge ||W||_F^2``.
+
+    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
+
+    Parameters
+    ----------
+    lambda_ridge : float >= 0 or "auto"
+        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_ridge"]``.
+{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
+    lambda_ridge_ : float, the penalty used (on the normalised data)
+    lambda_max_ : dict {{"lambda_ridge": float}}
+        0.1 x the largest entry of the gradient at 0 (a scale: ridge never zeroes W).
+    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
+    """
+
+    _penalties = ("lambda_ridge",)
+
+    def __init__(self, *, lambda_ridge="auto", max_iter: int = 1000, tol: float = 1e-5,
+                 normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
+                 random_state=None):
+        self.lambda_ridge = lambda_ridge
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.random_state = random_state
 
-    def _lam_max(self, data) -> float:
-        raise NotImplementedError
-
-    def _lambdas(self, data):
-        self.lambda_max_ = self._lam_max(data)
-        self.lam_ = self._lam(self.lam, "lam", self.lambda_max_)
-        return (self.lam_,)
-
-
-class MultiTaskRidge(_SinglePenaltyMTL):
-    """Per-task ridge, ``lam ||W||_F^2`` ('auto' = 0.1 x the largest gradient entry at 0)."""
-
-    def _lam_max(self, data):
+    def _lambda_max_value(self, data):
         return data.lambda_max_l1()
 
     def _prox_blocks(self, blocks, step, lams):
@@ -308,9 +441,39 @@ class MultiTaskRidge(_SinglePenaltyMTL):
 
 
 class MultiTaskLassoL1(_SinglePenaltyMTL):
-    """Per-task lasso, ``lam ||W||_1``."""
+    __doc__ = f"""Per-task lasso, ``lambda_l1 ||W||_1``.
 
-    def _lam_max(self, data):
+    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
+
+    Parameters
+    ----------
+    lambda_l1 : float >= 0 or "auto"
+        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_l1"]``.
+{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
+    lambda_l1_ : float, the penalty used (on the normalised data)
+    lambda_max_ : dict {{"lambda_l1": float}}
+        The largest entry of the gradient at 0 (smallest penalty with W = 0).
+    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
+    """
+
+    _penalties = ("lambda_l1",)
+
+    def __init__(self, *, lambda_l1="auto", max_iter: int = 1000, tol: float = 1e-5,
+                 normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
+                 random_state=None):
+        self.lambda_l1 = lambda_l1
+        self.max_iter = max_iter
+        self.tol = tol
+        self.normalize = normalize
+        self.fit_intercept = fit_intercept
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def _lambda_max_value(self, data):
         return data.lambda_max_l1()
 
     def _prox_blocks(self, blocks, step, lams):
@@ -321,9 +484,39 @@ class MultiTaskLassoL1(_SinglePenaltyMTL):
 
 
 class L21MTFL(_SinglePenaltyMTL):
-    """Multi-task feature learning, ``lam ||W||_{1,2}`` (rows; rMTFL with Q = 0)."""
+    __doc__ = f"""Multi-task feature learning, ``lambda_rows ||W||_{{1,2}}`` (rMTFL with Q = 0).
 
-    def _lam_max(self, data):
+    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
+
+    Parameters
+    ----------
+    lambda_rows : float >= 0 or "auto"
+        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_rows"]``.
+{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
+    lambda_rows_ : float, the penalty used (on the normalised data)
+    lambda_max_ : dict {{"lambda_rows": float}}
+        The largest row norm of the gradient at 0 (smallest penalty with W = 0).
+    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
+    """
+
+    _penalties = ("lambda_rows",)
+
+    def __init__(self, *, lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
+                 normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
+                 random_state=None):
+        self.lambda_rows = lambda_rows
+        self.max_iter = max_iter
+        self.tol = tol
+        self.normalize = normalize
+        self.fit_intercept = fit_intercept
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def _lambda_max_value(self, data):
         return data.lambda_max_rows()
 
     def _prox_blocks(self, blocks, step, lams):
@@ -334,9 +527,39 @@ class L21MTFL(_SinglePenaltyMTL):
 
 
 class ColumnGroupMTL(_SinglePenaltyMTL):
-    """Column-group model, ``lam ||W^T||_{1,2}`` (rMTFL with P = 0)."""
+    __doc__ = f"""Column-group model, ``lambda_columns ||W^T||_{{1,2}}`` (rMTFL with P = 0).
 
-    def _lam_max(self, data):
+    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
+
+    Parameters
+    ----------
+    lambda_columns : float >= 0 or "auto"
+        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_columns"]``.
+{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
+    lambda_columns_ : float, the penalty used (on the normalised data)
+    lambda_max_ : dict {{"lambda_columns": float}}
+        The largest column norm of the gradient at 0 (smallest penalty with W = 0).
+    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
+    """
+
+    _penalties = ("lambda_columns",)
+
+    def __init__(self, *, lambda_columns="auto", max_iter: int = 1000, tol: float = 1e-5,
+                 normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
+                 random_state=None):
+        self.lambda_columns = lambda_columns
+        self.max_iter = max_iter
+        self.tol = tol
+        self.normalize = normalize
+        self.fit_intercept = fit_intercept
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def _lambda_max_value(self, data):
         return data.lambda_max_columns()
 
     def _prox_blocks(self, blocks, step, lams):
@@ -347,9 +570,39 @@ class ColumnGroupMTL(_SinglePenaltyMTL):
 
 
 class TraceNormMTL(_SinglePenaltyMTL):
-    """Trace-norm regression, ``lam ||W||_*`` (singular-value thresholding)."""
+    __doc__ = f"""Trace-norm regression, ``lambda_trace ||W||_*`` (singular-value thresholding).
 
-    def _lam_max(self, data):
+    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
+
+    Parameters
+    ----------
+    lambda_trace : float >= 0 or "auto"
+        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_trace"]``.
+{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
+    lambda_trace_ : float, the penalty used (on the normalised data)
+    lambda_max_ : dict {{"lambda_trace": float}}
+        The spectral norm of the gradient at 0 (smallest penalty with W = 0).
+    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
+    """
+
+    _penalties = ("lambda_trace",)
+
+    def __init__(self, *, lambda_trace="auto", max_iter: int = 1000, tol: float = 1e-5,
+                 normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
+                 random_state=None):
+        self.lambda_trace = lambda_trace
+        self.max_iter = max_iter
+        self.tol = tol
+        self.normalize = normalize
+        self.fit_intercept = fit_intercept
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def _lambda_max_value(self, data):
         return float(np.linalg.norm(data.grad_at_zero(), 2))
 
     def _prox_blocks(self, blocks, step, lams):
@@ -360,19 +613,49 @@ class TraceNormMTL(_SinglePenaltyMTL):
 
 
 class RMTL(RobustMTFL):
-    """Robust MTL (Chen, Zhou & Ye 2011): ``W = L + S``, penalty
-    ``lambda1 ||L||_* + lambda2 ||S^T||_{1,2}``.
+    __doc__ = f"""Robust MTL (Chen, Zhou & Ye 2011): ``W = L + S``.
 
-    Same parameters as :class:`RobustMTFL`; ``P_`` holds the low-rank part L, ``Q_`` the
-    column-sparse part S. 'auto' lambda1 uses the spectral norm of the gradient at 0.
+    Minimises ``sum_i 1/(m n_i) ||X_i^T (l_i + s_i) - y_i||^2 + lambda_trace ||L||_*
+    + lambda_columns ||S^T||_{{1,2}}`` by MFISTA (singular-value thresholding for L).
+
+    Parameters
+    ----------
+    lambda_trace : float >= 0 or "auto"
+        Weight of the trace norm of the low-rank part L. "auto" =
+        ``0.2 * lambda_max_["lambda_trace"]`` (spectral norm of the gradient at 0).
+    lambda_columns : float >= 0 or "auto"
+        Weight of ``||S^T||_{{1,2}}`` (outlier tasks). "auto" =
+        ``0.1 * lambda_max_["lambda_columns"]`` (largest gradient column norm at 0).
+{_COMMON_PARAMS_DOC}
+
+    Attributes
+    ----------
+    As :class:`RobustMTFL`, with ``P_`` the low-rank part L, ``Q_`` the column-sparse part
+    S, ``lambda_trace_`` in place of ``lambda_rows_`` and ``lambda_max_`` keyed
+    ``{{"lambda_trace", "lambda_columns"}}``. ``shared_features_`` marks the nonzero rows
+    of L.
     """
 
-    def _lambdas(self, data):
-        self.lambda_max_ = {"lambda1": float(np.linalg.norm(data.grad_at_zero(), 2)),
-                            "lambda2": data.lambda_max_columns()}
-        self.lambda1_ = self._lam(self.lambda1, "lambda1", self.lambda_max_["lambda1"])
-        self.lambda2_ = self._lam(self.lambda2, "lambda2", self.lambda_max_["lambda2"])
-        return self.lambda1_, self.lambda2_
+    _penalties = ("lambda_trace", "lambda_columns")
+
+    def __init__(self, *, lambda_trace="auto", lambda_columns="auto", max_iter: int = 1000,
+                 tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
+                 warm_start: bool = False, random_state=None):
+        self.lambda_trace = lambda_trace
+        self.lambda_columns = lambda_columns
+        self.max_iter = max_iter
+        self.tol = tol
+        self.normalize = normalize
+        self.fit_intercept = fit_intercept
+        self.warm_start = warm_start
+        self.random_state = random_state
+
+    def _lambda_max(self, data):
+        return {"lambda_trace": float(np.linalg.norm(data.grad_at_zero(), 2)),
+                "lambda_columns": data.lambda_max_columns()}
+
+    def _resolve_penalties(self, lambda_max, data):
+        return _StackedProxMTL._resolve_penalties(self, lambda_max, data)
 
     def _prox_blocks(self, blocks, step, lams):
         L, S = blocks
@@ -387,48 +670,104 @@ class RMTL(RobustMTFL):
 class TwoStageRMTFL(MultiTaskEstimator):
     """2S-rMTFL: fit rMTFL, drop the detected outlier tasks, refit L2,1 on the rest.
 
-    Outlier tasks keep rMTFL's weights; the others get the L2,1 refit (``lam`` 'auto' =
-    0.1 lambda_max of the refit data).
+    Stage 1 is :class:`RobustMTFL` (Eq. 2) on all tasks; stage 2 is :class:`L21MTFL` on the
+    tasks stage 1 did not flag. Outlier tasks keep rMTFL's columns of W; the others get
+    the refit's.
+
+    Parameters
+    ----------
+    lambda_rows, lambda_columns : float >= 0 or "auto"
+        Stage 1's penalties (as :class:`RobustMTFL`).
+    refit_lambda_rows : float >= 0 or "auto"
+        Stage 2's ``||W||_{1,2}`` weight; "auto" = 0.1 lambda_max of the refit data.
+    max_iter, tol, normalize, fit_intercept, random_state
+        As :class:`RobustMTFL`, for each stage.
 
     Attributes
     ----------
-    rmtfl_ : RobustMTFL;  refit_ : L21MTFL or None;  outlier_tasks_, coef_, intercept_
+    rmtfl_ : RobustMTFL (stage 1);  refit_ : L21MTFL or None (no task left)
+    coef_ : ndarray of shape (d, m)
+        Refit columns for the kept tasks, rMTFL's for the outlier tasks.
+    intercept_ : ndarray of shape (m,)
+    outlier_tasks_ : ndarray of bool, shape (m,);  outlier_scores_ : ndarray (m,)
+    shared_features_ : ndarray of bool, shape (d,)
+        Nonzero rows of the final W over the kept tasks (stage 1's P when none is kept).
+    objective_history_ : ndarray of shape (n_iter_,)
+        Stage 1's objective (Eq. 2) for its iterations, then stage 2's L2,1 objective.
+    n_iter_ : int, both stages together;  converged_ : bool, both stages converged
+
+    Snapshots are numbered 1..n_iter_ across both stages; their ``matrices`` are always
+    ``{"P", "Q", "W"}`` of shape (d, m): stage 1's P and Q (fixed during stage 2) and the
+    current full W (during stage 2, the refit's columns with the outliers' rMTFL columns);
+    ``info["stage"]`` is 1 or 2.
     """
 
-    def __init__(self, *, lambda1="auto", lambda2="auto", lam="auto", max_iter: int = 1000,
-                 tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True):
-        self.lambda1 = lambda1
-        self.lambda2 = lambda2
-        self.lam = lam
+    def __init__(self, *, lambda_rows="auto", lambda_columns="auto",
+                 refit_lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
+                 normalize: bool = True, fit_intercept: bool = True, random_state=None):
+        self.lambda_rows = lambda_rows
+        self.lambda_columns = lambda_columns
+        self.refit_lambda_rows = refit_lambda_rows
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
+        self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         common = dict(max_iter=self.max_iter, tol=self.tol, normalize=self.normalize,
                       fit_intercept=self.fit_intercept)
-        first = RobustMTFL(lambda1=self.lambda1, lambda2=self.lambda2, **common)
-        yield from first.fit_iter(X, y, task)
-        self.rmtfl_ = first
-        self.outlier_tasks_ = first.outlier_tasks_.copy()
-        self.coef_ = first.coef_.copy()
-        self.intercept_ = first.intercept_.copy()
-        keep = np.setdiff1d(np.arange(self.n_tasks_), self.outlier_tasks_)
-        self.refit_ = None
+        m = n_tasks_of(task)
+        first = RobustMTFL(lambda_rows=self.lambda_rows, lambda_columns=self.lambda_columns,
+                           **common)
+        for snap in first.fit_iter(X, y, task):
+            yield Snapshot(step=snap.step, objective=snap.objective, matrices=snap.matrices,
+                           info=LazyMapping(partial(_stage_info, snap.info, 1)))
+        n_first = first.n_iter_
+        coef, intercept = first.coef_.copy(), first.intercept_.copy()
+        keep = np.flatnonzero(~first.outlier_tasks_)
+        refit = None
         if keep.size:
             rows = np.isin(task, keep)
-            remap = np.full(self.n_tasks_, -1)
+            remap = np.full(m, -1)
             remap[keep] = np.arange(keep.size)
-            refit = L21MTFL(lam=self.lam, **common)
-            yield from refit.fit_iter(X[rows], y[rows], remap[task[rows]])
-            self.refit_ = refit
-            self.coef_[:, keep] = refit.coef_
-            self.intercept_[keep] = refit.intercept_
-        self.n_iter_ = first.n_iter_ + (self.refit_.n_iter_ if self.refit_ else 0)
-        self.converged_ = first.converged_ and (self.refit_ is None or self.refit_.converged_)
+            refit = L21MTFL(lambda_rows=self.refit_lambda_rows, **common)
+            for snap in refit.fit_iter(X[rows], y[rows], remap[task[rows]]):
+                yield Snapshot(step=n_first + snap.step, objective=snap.objective,
+                               matrices=LazyMapping(partial(
+                                   _stage_two_matrices, first, snap.matrices, keep)),
+                               info=LazyMapping(partial(_stage_info, snap.info, 2)))
+            coef[:, keep] = refit.coef_
+            intercept[keep] = refit.intercept_
+        self.rmtfl_, self.refit_ = first, refit
+        self.coef_, self.intercept_ = coef, intercept
+        self.outlier_tasks_ = first.outlier_tasks_.copy()
+        self.outlier_scores_ = first.outlier_scores_.copy()
+        self.shared_features_ = (row_norms(coef[:, keep]) > 0) if keep.size else \
+            first.shared_features_.copy()
+        histories = [first.objective_history_] + ([refit.objective_history_] if refit else [])
+        self.objective_history_ = np.concatenate(histories)
+        self.n_iter_ = int(self.objective_history_.size)
+        self.converged_ = bool(first.converged_ and (refit is None or refit.converged_))
 
     def predict(self, X, task) -> np.ndarray:
+        """``x^T w_t + b_t`` for each row, shape (n_samples,)."""
         X, task = self._validate_predict_data(X, task)
-        check_is_fitted(self, "coef_")
-        return np.einsum("ij,ji->i", X, self.coef_[:, task]) + self.intercept_[task]
+        return _predict_linear(X, task, self.coef_, self.intercept_)
+
+    def task_relationships(self) -> dict[str, np.ndarray]:
+        """``{"P", "Q"}``: stage 1's parts, ``"W"``: the final coef_, all (d, m);
+        ``"outlier_scores"``: stage 1's, (m,)."""
+        check_is_fitted(self, "n_tasks_")
+        return {"P": self.rmtfl_.P_.copy(), "Q": self.rmtfl_.Q_.copy(),
+                "W": self.coef_.copy(), "outlier_scores": self.outlier_scores_.copy()}
+
+
+def _stage_info(info, stage: int) -> dict:
+    return {**info, "stage": stage}
+
+
+def _stage_two_matrices(first: RobustMTFL, refit_matrices, keep: np.ndarray) -> dict:
+    W = first.coef_.copy()
+    W[:, keep] = refit_matrices["W"]
+    return {"P": first.P_.copy(), "Q": first.Q_.copy(), "W": W}

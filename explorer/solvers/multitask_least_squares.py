@@ -77,6 +77,47 @@ class StackedTasks:
         self._row_task = np.repeat(np.arange(self.m), counts)
         self._row_weight = self.weight[self._row_task]
 
+    @property
+    def row_task(self) -> np.ndarray:
+        """Task id of each stacked row, shape (n_samples,) (non-decreasing)."""
+        return self._row_task
+
+    @property
+    def row_weight(self) -> np.ndarray:
+        """``1 / (m n_i)`` of each stacked row's task, shape (n_samples,)."""
+        return self._row_weight
+
+    def margins(self, W: np.ndarray) -> np.ndarray:
+        """``X_i^T w_i`` stacked, shape (n_samples,): each row times its task's column."""
+        if self._shared_design is not None:
+            return (self._shared_design @ W).T.ravel()
+        if self._vectorized:
+            return np.einsum("ij,ji->i", self.X, W[:, self._row_task])
+        f = np.empty_like(self.y)
+        for t, sl in enumerate(self.slices):
+            np.matmul(self.X[sl], W[:, t], out=f[sl])
+        return f
+
+    def task_gradients(self, g: np.ndarray) -> np.ndarray:
+        """``X_i g_i`` per task (the chain rule through :meth:`margins`), shape (d, m).
+
+        ``g`` holds one value per stacked row (a loss derivative times its weight).
+        """
+        if self._shared_design is not None:
+            return self._shared_design.T @ g.reshape(self.m, -1).T
+        if self._vectorized:
+            return np.ascontiguousarray(
+                np.add.reduceat(self.X * g[:, None], self.offsets[:-1], axis=0).T)
+        G = np.empty((self.d, self.m))
+        for t, sl in enumerate(self.slices):
+            G[:, t] = self.X[sl].T @ g[sl]
+        return G
+
+    def task_sums(self, g: np.ndarray) -> np.ndarray:
+        """Per-task sums of ``g`` (one value per stacked row), shape (m,)."""
+        return np.add.reduceat(g, self.offsets[:-1]) if self._vectorized else \
+            np.array([g[sl].sum() for sl in self.slices])
+
     def residuals(self, W: np.ndarray) -> np.ndarray:
         """``X_i^T w_i - y_i`` stacked, shape (n_samples,)."""
         if self._shared_design is not None:
