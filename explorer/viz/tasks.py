@@ -159,8 +159,20 @@ def truth_matrices(dataset: MultiTaskDataset) -> list[dict]:
     -------
     list of dict
         Each with ``key``, ``title``, ``matrix`` (2-D float array), ``row_names``,
-        ``col_names`` and ``note`` (how to read it), in a fixed order: task relation,
-        same cluster, outlier tasks, shared features, coefficients. Missing truth is skipped.
+        ``col_names``, ``limit`` (the symmetric colour limit: 1 for relations, cosines,
+        clusters and masks, so they share one scale; the largest magnitude for
+        coefficients) and ``note`` (how to read it, plain text: escape it before it goes
+        into HTML or Markdown). Fixed order: task relation, true cosine similarity (beside
+        the relation, on the same -1..1 scale), same cluster, outlier tasks, shared
+        features, coefficients. Missing truth is skipped.
+
+    >>> import numpy as np
+    >>> from explorer.data import make_task_family
+    >>> items = truth_matrices(make_task_family(("unrelated",), random_state=0))
+    >>> [item["key"] for item in items]
+    ['task_relation', 'task_similarity', 'coef']
+    >>> (np.round(items[1]["matrix"], 6) + 0.0).tolist()  # + 0.0: no "-0.0"
+    [[1.0, 0.0], [0.0, 1.0]]
     """
     truth = dataset.truth
     tasks = list(dataset.task_names)
@@ -169,29 +181,39 @@ def truth_matrices(dataset: MultiTaskDataset) -> list[dict]:
     if "task_relation" in truth:
         out.append({"key": "task_relation", "title": "True task relation",
                     "matrix": np.asarray(truth["task_relation"], dtype=np.float64),
-                    "row_names": tasks, "col_names": tasks,
-                    "note": "+1 related, -1 negated, 0 unrelated."})
+                    "row_names": tasks, "col_names": tasks, "limit": 1.0,
+                    "note": "+1 related, -1 negated, 0 unrelated; every task is related to "
+                            "itself (+1 on the diagonal)."})
+    if "task_similarity" in truth:
+        out.append({"key": "task_similarity",
+                    "title": "True similarity (cosine of the task coefficients)",
+                    "matrix": np.asarray(truth["task_similarity"], dtype=np.float64),
+                    "row_names": tasks, "col_names": tasks, "limit": 1.0,
+                    "note": "The true cosine of two tasks' coefficient vectors, on the same "
+                            "-1..1 scale: compare it with a model's learned similarity."})
     if "clusters" in truth:
         clusters = np.asarray(truth["clusters"])
         same = (clusters[:, None] == clusters[None, :]).astype(np.float64)
         listing = ", ".join(f"{name}: {c}"
                             for name, c in zip(tasks, clusters.tolist(), strict=True))
         out.append({"key": "clusters", "title": "Same cluster (truth)", "matrix": same,
-                    "row_names": tasks, "col_names": tasks,
+                    "row_names": tasks, "col_names": tasks, "limit": 1.0,
                     "note": f"1 where two tasks come from the same cluster ({listing})."})
     if "outlier_tasks" in truth:
         out.append({"key": "outlier_tasks", "title": "Outlier tasks (truth)",
                     "matrix": np.asarray(truth["outlier_tasks"], dtype=np.float64)[None, :],
-                    "row_names": ["outlier"], "col_names": tasks,
+                    "row_names": ["outlier"], "col_names": tasks, "limit": 1.0,
                     "note": "1 marks a task that does not share the common features."})
     if "shared_features" in truth:
         out.append({"key": "shared_features", "title": "Shared features (truth)",
                     "matrix": np.asarray(truth["shared_features"], dtype=np.float64)[None, :],
-                    "row_names": ["shared"], "col_names": features,
+                    "row_names": ["shared"], "col_names": features, "limit": 1.0,
                     "note": "1 marks a feature the regular tasks use."})
     if "coef" in truth:
-        out.append({"key": "coef", "title": "True coefficients (features x tasks)",
-                    "matrix": np.asarray(truth["coef"], dtype=np.float64),
-                    "row_names": features, "col_names": tasks,
+        coef = np.asarray(truth["coef"], dtype=np.float64)
+        # tasks as rows, like every task matrix of the app (the truth stores (d, m))
+        out.append({"key": "coef", "title": "True coefficients (tasks x features)",
+                    "matrix": coef.T, "row_names": tasks, "col_names": features,
+                    "limit": float(np.max(np.abs(coef))) or 1.0,
                     "note": "Weight of each feature in each task."})
     return out

@@ -7,7 +7,9 @@ with the same diverging colour map the model pages use for their estimates.
 
 from __future__ import annotations
 
-import numpy as np
+import html
+import re
+
 import panel as pn
 
 from explorer.viz.live import MatrixHeatmap
@@ -22,10 +24,26 @@ Each panel is one task's data, coloured by its label (regression: by the target 
 With more than two features every task is drawn in the same 2-D projection (PCA fitted on
 all tasks together), so positions can be compared across tasks.
 Below, the **ground truth** the generator knows: which tasks are related (+1, blue),
-negated (-1, red) or unrelated (0, white), and, where the generator has them, clusters,
-outlier tasks, shared features and coefficients. The model pages show their estimates on
-the same colour scale.
+negated (-1, red) or unrelated (0); every task is related to itself (+1 on the diagonal).
+Beside it, the **true similarity**: the cosine of the tasks' true coefficient vectors, on
+the same -1..1 scale, so a model's learned similarity can be compared number by number.
+Where the generator has them: clusters, outlier tasks, shared features and coefficients.
+The model pages show their estimates on the same colour scale.
 """
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+
+
+def escape_markdown(text: str) -> str:
+    r"""Text from the dataset (task/feature names of an upload) made inert in Markdown.
+
+    Markdown punctuation is backslash-escaped, then HTML is escaped (``html.escape``).
+
+    >>> print(escape_markdown("<b>T1</b> [x](javascript:1)"))
+    &lt;b&gt;T1&lt;/b&gt; \[x\]\(javascript:1\)
+    """
+    return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", str(text)))
+
 
 MAX_TASKS = 8
 
@@ -36,7 +54,8 @@ class TasksPage(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self._scatter = pn.pane.Bokeh(sizing_mode="fixed")
+        # no fixed sizing mode: a GridPlot has no width/height of its own (Bokeh W-1005)
+        self._scatter = pn.pane.Bokeh()
         self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
         self._truth = pn.FlexBox(sizing_mode="stretch_width")
         self._layout = pn.Column(
@@ -78,12 +97,13 @@ class TasksPage(pn.viewable.Viewer):
     @staticmethod
     def _heatmap(item: dict) -> pn.viewable.Viewable:
         matrix = item["matrix"]
-        limit = float(np.max(np.abs(matrix))) or 1.0
         n_rows = matrix.shape[0]
         height = 170 if n_rows == 1 else min(120 + 28 * n_rows, 520)
-        view = MatrixHeatmap(item["row_names"], item["col_names"], limit=limit,
+        view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
                              title=item["title"], width=420, height=height)
         view.update(matrix)
+        # notes may quote task names (an upload's): escaped before they become Markdown
         return pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
-                         pn.pane.Markdown(item["note"], styles={"font-size": "1.0em"}),
+                         pn.pane.Markdown(escape_markdown(item["note"]),
+                                          styles={"font-size": "1.0em"}),
                          width=440, margin=(5, 10))

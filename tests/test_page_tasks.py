@@ -1,0 +1,82 @@
+"""The Tasks page: corrected truth beside the true cosine, no Bokeh warnings, escaped text."""
+
+import numpy as np
+import param
+import pytest
+from bokeh.core.validation import check_integrity
+from bokeh.document import Document
+
+from explorer.data import MultiTaskDataset, make_clustered_tasks, make_task_family
+from explorer.viz.tasks import task_scatter_grid, truth_matrices
+
+
+class _State(param.Parameterized):
+    dataset = param.Parameter()
+
+
+def _issues(viewable):
+    import panel as pn
+
+    doc = Document()
+    doc.add_root(pn.panel(viewable).get_root(doc))
+    return check_integrity(list(doc.models))
+
+
+def test_truth_matrices_relation_beside_cosine_on_one_scale():
+    ds = make_task_family(("related", "negated", "unrelated"), random_state=0)
+    items = {item["key"]: item for item in truth_matrices(ds)}
+    keys = [item["key"] for item in truth_matrices(ds)]
+    assert keys[:2] == ["task_relation", "task_similarity"]
+    rel, sim = items["task_relation"], items["task_similarity"]
+    assert rel["limit"] == sim["limit"] == 1.0
+    np.testing.assert_array_equal(np.diagonal(rel["matrix"]), 1.0)
+    assert rel["matrix"][0, 3] == 0.0 and abs(sim["matrix"][0, 3]) < 1e-12
+    assert sim["matrix"][0, 2] == pytest.approx(-1.0)
+    # coefficients drawn tasks x features, like every task matrix of the app
+    assert items["coef"]["matrix"].shape == (ds.n_tasks, ds.n_features)
+    assert items["coef"]["row_names"] == ds.task_names
+
+
+def test_scatter_grid_has_no_bokeh_validation_warning():
+    ds = make_task_family(random_state=0)
+    from bokeh.layouts import column
+
+    assert not _issues(column(task_scatter_grid(ds))).warning
+
+
+def test_page_renders_without_w1005_and_redraws(caplog):
+    from explorer.app.pages.tasks import TasksPage
+
+    state = _State(dataset=make_task_family(random_state=0))
+    page = TasksPage(state)
+    issues = _issues(page)
+    assert not issues.warning and not issues.error
+    state.dataset = make_clustered_tasks(n_tasks=4, n_clusters=2, random_state=0)
+    issues = _issues(page)
+    assert not issues.warning and not issues.error
+    assert "W-1005" not in caplog.text
+
+
+def test_page_shows_relation_and_similarity_and_escapes_names():
+    from explorer.app.pages.tasks import TasksPage
+
+    names = ["<script>alert(1)</script>", "[x](javascript:alert(1))"]
+    ds = MultiTaskDataset(np.arange(8.0).reshape(4, 2), [0, 1, 0, 1], [0, 0, 1, 1],
+                          task_names=names, truth={"clusters": [0, 1]})
+    page = TasksPage(_State(dataset=ds))
+    text = " ".join(str(getattr(obj, "object", "")) for obj in page.__panel__().select()
+                    if obj.__class__.__name__ == "Markdown")
+    assert "<script>" not in text and "&lt;script&gt;" in text
+    assert "](javascript" not in text
+
+    family = TasksPage(_State(dataset=make_task_family(random_state=0)))
+    titles = [fig.title.text for fig in _figures(family)]
+    assert "True task relation" in titles
+    assert "True similarity (cosine of the task coefficients)" in titles
+
+
+def _figures(page):
+    from bokeh.plotting import figure
+
+    return [obj.object for obj in page.__panel__().select()
+            if isinstance(getattr(obj, "object", None), figure)]
