@@ -10,12 +10,13 @@ def _generate(args) -> int:
     from explorer.data.catalog import CATALOG, make_dataset
 
     if args.list:
+        from explorer.parameters import expectation, public_parameters
+
         for name, entry in CATALOG.items():
             print(f"{name}: {entry.label}")
-            for p in entry.params:
-                extra = f" in {p.bounds}" if p.bounds else (f" one of {p.choices}"
-                                                            if p.choices else "")
-                print(f"    {p.name} ({p.kind}{extra}) default={p.default!r}")
+            for pname in public_parameters(entry.params):
+                parameter = entry.params.param[pname]
+                print(f"    {pname}: {expectation(parameter)}, default {parameter.default!r}")
         return 0
     if not args.name or not args.out:
         print("error: generate needs NAME and --out FILE.csv (or --list)", file=sys.stderr)
@@ -43,7 +44,11 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="start the Panel app")
     s.add_argument("--port", type=int, default=5006)
-    s.add_argument("--address", default="localhost")
+    s.add_argument("--address", default="localhost",
+                   help="address to listen on (default: localhost only; 0.0.0.0 for a network)")
+    s.add_argument("--allow-origin", action="append", default=[], metavar="HOST:PORT",
+                   help="a further websocket origin to accept, e.g. 192.168.1.10:5006 "
+                        "(default: localhost only)")
     s.add_argument("--show", action="store_true")
     g = sub.add_parser("generate", help="write a catalog dataset to CSV")
     g.add_argument("name", nargs="?")
@@ -55,7 +60,8 @@ def main(argv=None) -> int:
     if args.command == "serve":
         from explorer.app import serve
 
-        serve(port=args.port, address=args.address, show=args.show)
+        serve(port=args.port, address=args.address, show=args.show,
+              allow_origins=tuple(args.allow_origin))
         return 0
     return _generate(args)
 

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import math
 import threading
 from urllib.parse import parse_qsl, urlencode
 
-import numpy as np
 import panel as pn
 
-__all__ = ["ExplorerApp", "build_app", "serve", "sync_with_url", "warm_up_kernels"]
+from explorer.app.runner import configure_process
+from explorer.app.widgets import ParamForm
+from explorer.parameters import public_parameters
+from explorer.viz.live import escape
+
+__all__ = ["ExplorerApp", "build_app", "configure_process", "serve", "warm_up_kernels"]
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ body { font-size: 16px; }
 
 CSV_NOTE = (
     "**Your own data (CSV).** One row per example: numeric feature columns, a `task` "
-    "column (task id or name) and a `y` column (class label or number). Up to 20 MB."
+    "column (task id or name) and a `y` column (class label or number). Up to 10 MB."
 )
 
 _warm_lock = threading.Lock()
@@ -74,67 +77,16 @@ def warm_up_kernels() -> threading.Thread | None:
         return _warm_thread
 
 
-# ---------------------------------------------------------------------- parameter form
-def _log_grid(low: float, high: float, value: float, integer: bool) -> list:
-    grid = np.geomspace(max(low, 1e-12), high, 25)
-    values = sorted({int(round(v)) for v in grid} if integer
-                    else {float(f"{v:.3g}") for v in grid})
-    if value not in values:
-        values = sorted([*values, value])
-    return values
-
-
-def param_widget(spec, value):
-    """A widget for one :class:`~explorer.data.catalog.ParamSpec`.
-
-    Returns ``(widget, value_parameter)``: the parameter whose changes are applied (sliders
-    apply on release).
-    """
-    widget, attr = _param_widget(spec, value)
-    if spec.doc and "description" in widget.param:
-        widget.description = spec.doc
-    return widget, attr
-
-
-def _param_widget(spec, value):
-    label = spec.label or spec.name.replace("_", " ")
-    common = {"label": label, "sizing_mode": "stretch_width"}
-    bounds = spec.bounds or (None, None)
-    bounded = bounds[0] is not None and bounds[1] is not None
-    if spec.kind == "bool":
-        return pn.widgets.Checkbox(value=bool(value), **common), "value"
-    if spec.kind == "choice":
-        options = {str(choice): choice for choice in spec.choices}
-        return pn.widgets.Select(options=options, value=value, **common), "value"
-    if spec.kind == "text":
-        return pn.widgets.TextInput(value=str(value), **common), "value"
-    integer = spec.kind == "int"
-    if bounded and spec.log and bounds[0] > 0:
-        options = _log_grid(bounds[0], bounds[1], value, integer)
-        return pn.widgets.DiscreteSlider(options=options, value=value, **common), "value_throttled"
-    if bounded and integer:
-        return pn.widgets.IntSlider(start=int(bounds[0]), end=int(bounds[1]), value=int(value),
-                                    **common), "value_throttled"
-    if bounded:
-        span = float(bounds[1]) - float(bounds[0])
-        step = 10 ** math.floor(math.log10(span / 100)) if span > 0 else 0.01
-        return pn.widgets.FloatSlider(start=float(bounds[0]), end=float(bounds[1]),
-                                      value=float(value), step=step, **common), "value_throttled"
-    limits = {"start": bounds[0], "end": bounds[1]}
-    if integer:
-        return pn.widgets.IntInput(value=int(value), **limits, **common), "value"
-    return pn.widgets.FloatInput(value=float(value), **limits, **common), "value"
-
-
+# ---------------------------------------------------------------------- forms
 class DataParamsForm(pn.viewable.Viewer):
-    """The generator's parameters as widgets, rebuilt when the dataset changes."""
+    """The chosen catalog entry's parameters as widgets (from its ``param`` declaration),
+    rebuilt when the data set changes; every value typed is validated by the declaration."""
 
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self._widgets: dict[str, pn.widgets.Widget] = {}
+        self._form = None
         self._layout = pn.Column(sizing_mode="stretch_width", margin=0)
-        self._syncing = False
         state.param.watch(self._rebuild, "dataset_name")
         state.param.watch(self._sync_values, "data_params")
         self._rebuild()
@@ -144,37 +96,30 @@ class DataParamsForm(pn.viewable.Viewer):
 
     def _rebuild(self, *events) -> None:
         entry = self._state.entry
-        self._widgets = {}
-        items: list = []
         if entry is None:
-            items.append(pn.pane.Markdown(f"Uploaded file: **{self._state.uploaded_name}**"))
-        else:
-            values = self._state.current_params()
-            for spec in entry.params:
-                widget, attr = param_widget(spec, values[spec.name])
-                widget.param.watch(self._make_callback(spec.name), attr)
-                self._widgets[spec.name] = widget
-                items.append(widget)
-        self._layout[:] = items
-
-    def _make_callback(self, name: str):
-        def apply(event) -> None:
-            if self._syncing or event.new is None:
-                return
-            self._state.set_data_param(name, event.new)
-        return apply
+            self._form = None
+            self._layout[:] = [pn.pane.Markdown(
+                f"Uploaded file: **{escape(self._state.uploaded_name)}**")]
+            return
+        values = self._state.current_params()
+        self._form = ParamForm(entry.params, public_parameters(entry.params), values,
+                               apply=self._state.set_data_param, notify=self._state.notify,
+                               current=lambda name: self._state.current_params()[name])
+        self._layout[:] = [self._form]
 
     def _sync_values(self, *events) -> None:
-        values = self._state.current_params()
-        self._syncing = True
-        try:
-            for name, widget in self._widgets.items():
-                if name in values and widget.value != values[name]:
-                    widget.value = values[name]
-        except ValueError:  # e.g. a value from a link that is not on a log slider's grid
-            self._rebuild()
-        finally:
-            self._syncing = False
+        if self._form is not None:
+            for name, value in self._state.current_params().items():
+                self._form.show(name, value)
+
+
+def _state_form(state, names) -> ParamForm:
+    """Widgets for the state's own parameters (seeds, train fraction), validated the same way."""
+    form = ParamForm(state, names, {n: getattr(state, n) for n in names},
+                     apply=lambda name, value: setattr(state, name, value), notify=state.notify,
+                     current=lambda name: getattr(state, name))
+    state.param.watch(lambda event: form.show(event.name, event.new), names)
+    return form
 
 
 # ---------------------------------------------------------------------- the app
@@ -265,20 +210,25 @@ class ExplorerApp(pn.viewable.Viewer):
         state.param.watch(lambda *e: setattr(description, "object", self._description()),
                           "dataset_name")
 
-        seeds = pn.Row(
-            pn.widgets.IntInput.from_param(state.param.data_seed, label="Data seed", width=140),
-            pn.widgets.IntInput.from_param(state.param.init_seed, label="Init seed", width=140),
-        )
-        train_fraction = pn.widgets.FloatSlider.from_param(
-            state.param.train_fraction, label="Train fraction", sizing_mode="stretch_width")
+        seeds = _state_form(state, ["data_seed", "init_seed", "train_fraction"])
 
-        upload = pn.widgets.FileInput(accept=".csv", multiple=False, sizing_mode="stretch_width")
+        from explorer.app.state import UPLOAD_LIMIT_BYTES
+        from explorer.app.upload import CsvUpload
+
+        upload = CsvUpload(limit_bytes=UPLOAD_LIMIT_BYTES, sizing_mode="stretch_width",
+                           height=40)
 
         def on_upload(event) -> None:
-            if event.new:
-                state.load_uploaded_csv(event.new, upload.filename or "upload.csv")
+            state.load_uploaded_csv(upload.content, upload.filename or "upload.csv")
+            upload.content = ""   # the dataset holds the data; drop the text
 
-        upload.param.watch(on_upload, "value")
+        def on_refused(event) -> None:
+            size, _, name = event.new.partition(" ")
+            state.notify(f"Could not use {name!r}: the file is {int(size):,} bytes; the limit "
+                         f"is {UPLOAD_LIMIT_BYTES:,} bytes. It was not sent.", "error")
+
+        upload.param.watch(on_upload, "upload_id")
+        upload.param.watch(on_refused, "refused")
 
         summary = pn.pane.Markdown(self._summary(), sizing_mode="stretch_width",
                                    styles={"font-size": "1.05em"}, css_classes=["summary"])
@@ -287,8 +237,8 @@ class ExplorerApp(pn.viewable.Viewer):
 
         def on_data(*events) -> None:
             summary.object = self._summary()
-            error.object = (f"{state.error}  \nThe data shown is the last one that built."
-                            if state.error else "")
+            error.object = (f"{escape(state.error)}  \nThe data shown is the last one that "
+                            "built." if state.error else "")
             error.visible = bool(state.error)
 
         state.param.watch(on_data, ["dataset", "error"])
@@ -296,7 +246,7 @@ class ExplorerApp(pn.viewable.Viewer):
             pn.pane.Markdown("### Page", margin=(0, 10)), page_choice,
             pn.pane.Markdown("### Data", margin=(10, 10, 0, 10)), scenario_choice,
             dataset_choice, description,
-            DataParamsForm(state), seeds, train_fraction, summary, error,
+            DataParamsForm(state), seeds, summary, error,
             pn.pane.Markdown(CSV_NOTE, styles={"font-size": "0.9em"}), upload,
         ]
 
@@ -311,14 +261,6 @@ class ExplorerApp(pn.viewable.Viewer):
     def _show_page(self, *events) -> None:
         state = self.state
         page = self.pages[state.page]
-        kinds = tuple(getattr(page, "kinds", ()) or ())
-        dataset = state.dataset
-        if dataset is not None and kinds and dataset.kind not in kinds:
-            self.main[:] = [pn.pane.Alert(
-                f"**{page.title}** works with {' or '.join(kinds)} data; the current dataset "
-                f"is {dataset.kind}. Choose another dataset (or its `kind`) in the sidebar.",
-                alert_type="info", sizing_mode="stretch_width")]
-            return
         view = self._built.get(page.slug)
         if view is None:
             try:
@@ -326,7 +268,7 @@ class ExplorerApp(pn.viewable.Viewer):
             except Exception as exc:  # a page bug must not take the app down
                 log.exception("building page %r failed", page.slug)
                 state.notify(f"The page {page.title!r} could not be built: {exc}", "error")
-                self.main[:] = [pn.pane.Alert(f"The page could not be built: {exc}",
+                self.main[:] = [pn.pane.Alert(f"The page could not be built: {escape(exc)}",
                                               alert_type="danger")]
                 return
             self._built[page.slug] = view
@@ -345,15 +287,13 @@ def _bind_url(state) -> list[tuple[str, str]]:
         state.from_query(incoming)
 
     def write(*events) -> None:
-        current = dict(parse_qsl((location.search or "").lstrip("?")))
-        foreign = {key: value for key, value in current.items()
-                   if not state.owns_query_key(key)}
-        search = "?" + urlencode({**foreign, **state.to_query()})
+        # Only the scenario as it stands: a refused or unknown value from a link is not kept.
+        search = "?" + urlencode(state.to_query())
         if search != location.search:
             location.search = search
 
     state.param.watch(write, ["dataset_name", "data_params", "data_seed", "init_seed",
-                              "train_fraction", "page"])
+                              "train_fraction", "page", "query_changed"])
     write()
     # The browser reports its own (shorter) search when the page connects; write the whole
     # scenario back once it has loaded so the address bar is a complete link at once.
@@ -361,50 +301,24 @@ def _bind_url(state) -> list[tuple[str, str]]:
     return list(state.notices)[seen:]
 
 
-def sync_with_url(parameterized, parameters, state=None) -> None:
-    """Bind a page's hyper-parameters to the URL query, both ways (``pn.state.location.sync``).
-
-    A link with ``?lam=0.3`` restores the value; a change rewrites the URL. Values a link
-    carries that the parameters refuse (wrong type, out of bounds) are left out and, when
-    ``state`` is given, reported with :meth:`ExplorerState.notify`. Does nothing outside a
-    server session (e.g. in a notebook).
-
-    Parameters
-    ----------
-    parameterized : param.Parameterized
-    parameters : list of str or dict of str -> str
-        Parameter names (dict: parameter name -> query key). Keys must not collide with the
-        scenario's (``data``, ``data_seed``, ``init_seed``, ``train``, ``page``, ``d.*``).
-    state : ExplorerState, optional
-    """
-    location = pn.state.location
-    if location is None or pn.state.curdoc is None or pn.state.curdoc.session_context is None:
-        return
-
-    def on_error(values: dict) -> None:
-        if state is not None:
-            shown = ", ".join(f"{key}={value!r}" for key, value in values.items())[:200]
-            state.notify(f"Some values in the link could not be used: {shown}.", "warning")
-
-    location.sync(parameterized, parameters, on_error=on_error)
-
-
 def _show_notification(level: str, message: str) -> None:
+    """A toast; the message is escaped (it may quote a link, a file name or a typed value)."""
     area = pn.state.notifications
     if area is None or not message:
         return
     duration = {"error": 12000, "warning": 8000}.get(level, 4000)
-    getattr(area, level)(message, duration=duration)
+    getattr(area, level)(escape(message), duration=duration)
 
 
 def build_app() -> pn.template.BootstrapTemplate:
     """The whole app for one session: a Bootstrap template titled "MTL Explorer"."""
     pn.extension(notifications=True)
+    configure_process()
     warm_up_kernels()
     from explorer.app.pages import PAGES
     from explorer.app.state import ExplorerState
 
-    state = ExplorerState(pages=[page.slug for page in PAGES])
+    state = ExplorerState(pages={page.slug: page.params for page in PAGES})
     early = _bind_url(state)
     app = ExplorerApp(state=state, pages=PAGES)
     state.param.watch(lambda event: _show_notification(*event.new), "notification")
@@ -420,24 +334,33 @@ def build_app() -> pn.template.BootstrapTemplate:
     return template
 
 
-def serve(port: int = 5006, address: str | None = None, show: bool = False, num_procs: int = 1,
-          **kwargs):
+def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_procs: int = 1,
+          allow_origins: tuple[str, ...] = (), **kwargs):
     """Serve the app, the same as ``panel serve apps/explorer.py`` (blocks).
+
+    By default only this machine can connect: the server listens on ``localhost`` and the
+    websocket accepts the origin ``localhost:<port>`` only. To open it to a classroom
+    network, listen on all interfaces and name the origin the students' browsers use, e.g.
+    ``serve(address="0.0.0.0", allow_origins=("192.168.1.10:5006",))``.
 
     Parameters
     ----------
     port : int
-    address : str, optional
-        Address to listen on (default: all interfaces as Bokeh decides).
+    address : str
+        Address to listen on.
     show : bool
         Open a browser tab.
     num_procs : int
         Server processes (``panel serve --num-procs``).
+    allow_origins : tuple of str
+        Further websocket origins (``host:port``) to accept besides localhost.
     **kwargs
-        Passed to :func:`panel.serve` (e.g. ``websocket_origin``).
+        Passed to :func:`panel.serve`.
     """
     if num_procs == 1:
+        configure_process()
         warm_up_kernels()  # forked processes warm up on their first session instead
+    origins = [f"localhost:{port}", f"127.0.0.1:{port}", *allow_origins]
     return pn.serve({"explorer": build_app}, port=port, address=address, show=show,
-                    num_procs=num_procs, title=TITLE, **kwargs)
-
+                    num_procs=num_procs, title=TITLE, websocket_origin=origins,
+                    websocket_max_message_size=20 * 1024 * 1024, **kwargs)

@@ -2,24 +2,23 @@
 
 Two layers:
 
-* :class:`FitSession` -- pure Python, no Panel: a worker thread runs
-  ``estimator.fit_iter(...)`` (BLAS limited to 1 thread), never touches Bokeh/Panel objects,
-  appends each snapshot to a bounded :class:`SnapshotRecord` and swaps a reference to the
-  newest. States: ``idle -> running <-> paused -> done | error``; ``reset()`` -> idle.
+* :class:`FitSession` -- pure Python, no Panel: a worker thread iterates
+  ``estimator.fit_iter(...)`` of a :class:`FitJob` that was built *on the caller's thread*
+  (the event loop: estimator, data and task features are read from widgets there, never on
+  the worker). The worker never touches Bokeh/Panel objects; it appends each snapshot to a
+  :class:`SnapshotRecord` (bounded in count and in bytes) and swaps a reference to the
+  newest. After the fit, the job's ``after(estimator)`` (baselines, test scores) runs on the
+  worker too, so no fit of any size runs on the event loop. States:
+  ``idle -> running <-> paused -> done | error``; ``reset()`` -> idle.
 * :class:`LiveFitRunner` -- a thin ``pn.viewable.Viewer``: Run / Step / Pause / Reset, speed,
   progress text, scrub slider, and *one* periodic callback (~100 ms) that is active only while
   a run is active and renders the newest snapshot if it changed (the consumer never sees a
   backlog: a slow render just skips snapshots).
 
-How a page uses it::
-
-    runner = LiveFitRunner(make_estimator=lambda: RegularizedMTL(lambda1=l1),
-                           get_data=lambda: (state.train.X, state.train.y, state.train.task),
-                           render=self._render, on_finish=self._finished)
-    state.param.watch(lambda *_: runner.reset(), "train")
-
-``render(snapshot)`` patches the page's Bokeh sources (see :mod:`explorer.viz.live`);
-``on_finish(estimator)`` gets the fitted estimator (main thread, from the periodic callback).
+Warnings raised on a worker are routed to that worker's list by a ``showwarning`` hook
+installed once per process (:func:`configure_process`); no worker touches the process-wide
+warning filters, and the list survives a failed fit. BLAS threads are limited to one, once,
+by the same call at server start (threads of a 2-core server would only fight).
 """
 
 from __future__ import annotations
@@ -27,22 +26,108 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import panel as pn
 import param
-from threadpoolctl import threadpool_limits
+from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS"]
+__all__ = ["FitJob", "FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS",
+           "configure_process", "snapshot_nbytes"]
 
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 2.0, "5 steps/s": 5.0, "10 steps/s": 10.0,
           "30 steps/s": 30.0, "unthrottled": None}
 
+#: Default bound of one session's record of snapshots, in bytes.
+RECORD_MAX_BYTES = 64 * 1024 * 1024
+
+
+# ---------------------------------------------------------------------- process set-up
+_warning_sink = threading.local()
+_previous_showwarning = None
+_configure_lock = threading.Lock()
+_configured = False
+
+
+def _route_warning(message, category, filename, lineno, file=None, line=None):
+    sink = getattr(_warning_sink, "messages", None)
+    if sink is not None:
+        sink.append(f"{category.__name__}: {message}")
+        return
+    _previous_showwarning(message, category, filename, lineno, file, line)
+
+
+def install_warning_router() -> None:
+    """Route warnings shown on a fit worker to that worker's list (idempotent).
+
+    Python 3.11 has no thread-local warning filters, and ``warnings.catch_warnings`` on a
+    worker swaps process-wide state under other threads' feet; a ``showwarning`` hook that
+    looks at a thread-local sink leaves every other thread's warnings as they were.
+    """
+    global _previous_showwarning
+    with _configure_lock:
+        if warnings.showwarning is not _route_warning:
+            _previous_showwarning = warnings.showwarning
+            warnings.showwarning = _route_warning
+
+
+def configure_process() -> None:
+    """Once per server process: BLAS on one thread, warnings routed, kernels warming up.
+
+    ``panel serve`` runs the app script once per session; only the first call acts.
+    """
+    global _configured
+    with _configure_lock:
+        if _configured:
+            return
+        _configured = True
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    # A refit that does not converge again must say so again (the default action shows a
+    # warning once per text and line).
+    warnings.filterwarnings("always", category=ConvergenceWarning)
+    install_warning_router()
+
+
+def snapshot_nbytes(snapshot) -> int:
+    """Bytes a snapshot holds in arrays (its matrices and the arrays in its info)."""
+    total = 0
+    for part in (getattr(snapshot, "matrices", None), getattr(snapshot, "info", None)):
+        if isinstance(part, Mapping):
+            for value in part.values():
+                total += value.nbytes if isinstance(value, np.ndarray) else 0
+    return total
+
+
+@dataclass
+class FitJob:
+    """What a worker runs: built on the event loop, only iterated on the worker.
+
+    Attributes
+    ----------
+    estimator : MultiTaskEstimator
+    args : tuple
+        ``(X, y, task)`` for ``fit_iter``.
+    kwargs : dict
+        Further fit parameters (e.g. ``task_features``).
+    after : callable (estimator) -> object, optional
+        Runs on the worker once the fit is complete (baselines, test scores); its result is
+        handed to the page's ``on_finish`` on the event loop.
+    """
+
+    estimator: Any
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    after: Callable[[Any], Any] | None = None
+
 
 class SnapshotRecord:
-    """A bounded list of snapshots: past ``cap`` the older half is thinned to every 2nd.
-
-    The first and the newest snapshot are always kept.
+    """A bounded list of snapshots: past ``cap`` items or ``max_bytes`` bytes, the older half
+    is thinned to every 2nd. The first and the newest snapshot are always kept.
 
     >>> rec = SnapshotRecord(cap=8)
     >>> for i in range(100):
@@ -51,25 +136,37 @@ class SnapshotRecord:
     (True, 0, 99)
     """
 
-    def __init__(self, cap: int = 500):
+    def __init__(self, cap: int = 500, max_bytes: int = RECORD_MAX_BYTES):
         if int(cap) < 4:
             raise ValueError(f"SnapshotRecord: cap must be an int >= 4; got {cap!r}.")
         self.cap = int(cap)
+        self.max_bytes = int(max_bytes)
         self._items: list = []
+        self._sizes: list[int] = []
         self._lock = threading.Lock()
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the recorded snapshots' arrays."""
+        return sum(self._sizes)
+
     def append(self, item) -> None:
+        size = snapshot_nbytes(item)
         with self._lock:
             self._items.append(item)
-            if len(self._items) > self.cap:
+            self._sizes.append(size)
+            while len(self._items) > 2 and (len(self._items) > self.cap
+                                            or sum(self._sizes) > self.max_bytes):
                 half = len(self._items) // 2
-                old = self._items[:half]
-                thinned = [old[0]] + old[2::2] if len(old) > 1 else old
-                self._items = thinned + self._items[half:]
+                keep = [0, *range(2, half, 2), *range(half, len(self._items))]
+                self._items = [self._items[k] for k in keep]
+                self._sizes = [self._sizes[k] for k in keep]
+                if half <= 2:   # nothing left to thin: the first and the newest stay
+                    break
 
     def clear(self) -> None:
         with self._lock:
-            self._items = []
+            self._items, self._sizes = [], []
 
     def items(self) -> list:
         with self._lock:
@@ -84,14 +181,16 @@ class SnapshotRecord:
 
 
 class FitSession:
-    """Pure-Python state machine around a worker thread running ``fit_iter``.
+    """Pure-Python state machine around a worker thread running a :class:`FitJob`.
 
     Parameters
     ----------
-    make_estimator : callable () -> MultiTaskEstimator
-    get_data : callable () -> (X, y, task)
+    prepare : callable () -> FitJob
+        Called on the caller's thread (the event loop) when a run starts from idle.
     record_cap : int
         Bound on the number of recorded snapshots.
+    record_max_bytes : int
+        Bound on the bytes the recorded snapshots hold.
 
     Attributes
     ----------
@@ -99,13 +198,16 @@ class FitSession:
     error : str or None
         The reason of the failure (exception type and message) in state "error".
     warnings : list of str
-        Messages of warnings (e.g. ConvergenceWarning) raised during the fit.
+        Warnings (e.g. ConvergenceWarning) raised during the fit, kept when it fails.
     estimator : MultiTaskEstimator or None
+    result : object
+        What the job's ``after`` returned (state "done").
     """
 
-    def __init__(self, make_estimator: Callable, get_data: Callable, *, record_cap: int = 500):
-        self.make_estimator, self.get_data = make_estimator, get_data
-        self.record = SnapshotRecord(record_cap)
+    def __init__(self, prepare: Callable[[], FitJob], *, record_cap: int = 500,
+                 record_max_bytes: int = RECORD_MAX_BYTES):
+        self.prepare = prepare
+        self.record = SnapshotRecord(record_cap, record_max_bytes)
         self.steps_per_second: float | None = None
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -120,6 +222,8 @@ class FitSession:
         self.error: str | None = None
         self.warnings: list[str] = []
         self.estimator = None
+        self.result = None
+        self._job: FitJob | None = None
         self._latest = None
         self._version = 0
         self._parked = False
@@ -143,20 +247,27 @@ class FitSession:
     # ------------------------------------------------------------------ controls
     def run(self) -> None:
         """Start (or resume) running freely."""
-        with self._cond:
-            if self.state in ("done", "error"):
-                return
-            self._budget = None
-            self.state = "running"
-            self._cond.notify_all()
-        self._ensure_thread()
+        self._go(budget=None)
 
     def step(self) -> None:
         """Advance exactly one snapshot, then pause."""
-        with self._cond:
-            if self.state in ("done", "error"):
+        self._go(budget=1)
+
+    def _go(self, budget: int | None) -> None:
+        if self.state in ("done", "error"):
+            return
+        if self._job is None:
+            try:
+                job = self.prepare()   # on the caller's thread: widgets and data read here
+            except Exception as exc:  # noqa: BLE001 -- a bad set-up reaches the user
+                with self._cond:
+                    self.error = f"{type(exc).__name__}: {exc}"
+                    self.state = "error"
                 return
-            self._budget = 1
+            with self._cond:
+                self._job, self.estimator = job, job.estimator
+        with self._cond:
+            self._budget = budget
             self.state = "running"
             self._cond.notify_all()
         self._ensure_thread()
@@ -198,8 +309,9 @@ class FitSession:
     def _ensure_thread(self):
         if self.active:
             return
+        install_warning_router()
         self._token = threading.Event()
-        self._thread = threading.Thread(target=self._work, args=(self._token,),
+        self._thread = threading.Thread(target=self._work, args=(self._token, self._job),
                                         name="LiveFitRunner", daemon=True)
         self._thread.start()
 
@@ -215,49 +327,45 @@ class FitSession:
             self._parked = False
             return not token.is_set()
 
-    def _work(self, token: threading.Event):
+    def _pace(self, token: threading.Event, last: float) -> None:
+        sps = self.steps_per_second
+        if not sps:
+            # Unthrottled: hand the GIL over once per step, or a Python-heavy solver starves
+            # the event loop's periodic render (measured 7 frames/s instead of 10).
+            time.sleep(0)
+            return
+        end = last + 1.0 / sps
+        with self._cond:
+            while not token.is_set() and time.monotonic() < end:
+                self._cond.wait(end - time.monotonic())
+
+    def _work(self, token: threading.Event, job: FitJob):
+        _warning_sink.messages = self.warnings   # this worker's own list, kept on failure
         try:
-            with threadpool_limits(limits=1), warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                estimator = self.make_estimator()
-                X, y, task = self.get_data()
-                with self._cond:
+            iterator = job.estimator.fit_iter(*job.args, **job.kwargs)
+            last = time.monotonic()
+            while self._gate(token):
+                try:
+                    snap = next(iterator)
+                except StopIteration:
+                    break
+                with self._cond:   # a stopped worker never writes
                     if token.is_set():
                         return
-                    self.estimator = estimator
-                iterator = estimator.fit_iter(X, y, task)
+                    self.record.append(snap)
+                    self._latest = snap
+                    self._version += 1
+                    if self._budget is not None:
+                        self._budget -= 1
+                    self._cond.notify_all()
+                self._pace(token, last)
                 last = time.monotonic()
-                while self._gate(token):
-                    try:
-                        snap = next(iterator)
-                    except StopIteration:
-                        break
-                    with self._cond:   # a stopped worker never writes
-                        if token.is_set():
-                            return
-                        self.record.append(snap)
-                        self._latest = snap
-                        self._version += 1
-                        if self._budget is not None:
-                            self._budget -= 1
-                        self._cond.notify_all()
-                    sps = self.steps_per_second
-                    if not sps:
-                        # Unthrottled: hand the GIL over once per step, or a Python-heavy
-                        # solver starves the event loop's periodic render (measured 7 frames/s
-                        # instead of 10 with rMTFL at ~3500 steps/s).
-                        time.sleep(0)
-                    if sps:
-                        end = last + 1.0 / sps
-                        with self._cond:
-                            while not token.is_set() and time.monotonic() < end:
-                                self._cond.wait(end - time.monotonic())
-                    last = time.monotonic()
-                else:
-                    return  # stopped
-                self.warnings.extend(f"{w.category.__name__}: {w.message}" for w in caught)
+            else:
+                return  # stopped
+            result = job.after(job.estimator) if job.after is not None else None
             with self._cond:
                 if not token.is_set():
+                    self.result = result
                     self.state = "done"
                 self._cond.notify_all()
         except Exception as exc:  # noqa: BLE001 -- every failure reaches the user
@@ -267,6 +375,8 @@ class FitSession:
                 self.error = f"{type(exc).__name__}: {exc}"
                 self.state = "error"
                 self._cond.notify_all()
+        finally:
+            _warning_sink.messages = None
 
 
 class LiveFitRunner(pn.viewable.Viewer):
@@ -274,36 +384,42 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     Parameters
     ----------
-    make_estimator : callable () -> MultiTaskEstimator
-    get_data : callable () -> (X, y, task)
+    prepare : callable () -> FitJob
+        Builds the estimator and its data on the event loop when a run starts.
     render : callable (Snapshot) -> None
         Page-owned; patches Bokeh sources. Called on the session's thread.
-    on_finish : callable (estimator) -> None, optional
-        Called once when a fit completes.
+    on_finish : callable (estimator, result) -> None, optional
+        Called once when a fit completes (``result``: what the job's ``after`` returned).
     on_reset : callable () -> None, optional
-        Called after every reset (the Reset button, or a page's own ``reset()`` when its data
-        or hyper-parameters change): the page clears its views here.
+        Called after every reset (the Reset button, or the page's own ``reset()`` when its
+        data or hyper-parameters change): the page clears its views here.
+    notify : callable (message, level) -> None, optional
+        Where messages go (the kit passes the session's one notification channel); without
+        it they show in the runner's alert only.
     """
 
     status = param.String(default="Ready.")
 
-    def __init__(self, make_estimator, get_data, render, on_finish=None, on_reset=None, *,
-                 record_cap=500, period_ms: int = 100, **params):
+    def __init__(self, prepare, render, on_finish=None, on_reset=None, *, notify=None,
+                 record_cap=500, record_max_bytes=RECORD_MAX_BYTES, period_ms: int = 100,
+                 **params):
         super().__init__(**params)
-        self.session = FitSession(make_estimator, get_data, record_cap=record_cap)
+        self.session = FitSession(prepare, record_cap=record_cap,
+                                  record_max_bytes=record_max_bytes)
         self.render, self.on_finish, self.on_reset = render, on_finish, on_reset
+        self.notify = notify
         self.period_ms = int(period_ms)
         self._shown_version = -1
         self._callback = None
         self._following = True
         self._finished_reported = False
-        self._run_btn = pn.widgets.Button(label="▶ Run", color="primary", width=90)
+        self._run_btn = pn.widgets.Button(label="▶ Run", button_type="primary", width=90)
         self._step_btn = pn.widgets.Button(label="Step", width=70)
         self._pause_btn = pn.widgets.Button(label="Pause", width=70)
         self._reset_btn = pn.widgets.Button(label="Reset", width=70)
         self._speed = pn.widgets.Select(label="Speed", options=list(SPEEDS), value="10 steps/s",
                                         width=130)
-        self._scrub = pn.widgets.IntSlider(label="Recorded step", start=0, end=1, value=0,
+        self._scrub = pn.widgets.IntSlider(label="Recorded snapshot", start=0, end=1, value=0,
                                            disabled=True, sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False,
                                     sizing_mode="stretch_width")
@@ -357,7 +473,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._shown_version = -1
         self._finished_reported = False
         self._alert.visible = False
-        self._scrub.disabled = True
+        self._scrub.param.update(value=0, end=1, disabled=True)
         self.status = "Ready."
         if self.on_reset is not None:
             try:
@@ -369,8 +485,8 @@ class LiveFitRunner(pn.viewable.Viewer):
         """``(steps, objectives)`` of the recorded snapshots up to ``up_to_step``.
 
         The periodic callback renders only the newest snapshot (frames are taken, never
-        queued), so a curve drawn from rendered frames would miss steps; pages draw their
-        objective curve from the record instead, which also serves scrubbing back.
+        queued), so a curve drawn from rendered frames would miss steps; curves are drawn
+        from the record instead, which also serves scrubbing back.
         """
         kept = [(s.step, s.objective) for s in self.session.record.items()
                 if s.step <= up_to_step and s.objective is not None]
@@ -382,11 +498,10 @@ class LiveFitRunner(pn.viewable.Viewer):
         return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
 
     def _start_polling(self):
-        if self._callback is None:
-            try:
-                self._callback = pn.state.add_periodic_callback(self.poll, period=self.period_ms)
-            except Exception:  # noqa: BLE001 -- no event loop (plain Python): poll on demand
-                self._callback = None
+        if self._callback is None and self._has_server():
+            self._callback = pn.state.add_periodic_callback(self.poll, period=self.period_ms)
+        elif self._callback is None and self.session.state == "error":
+            self.poll()
 
     def _stop_polling(self):
         if self._callback is not None:
@@ -412,12 +527,16 @@ class LiveFitRunner(pn.viewable.Viewer):
         except Exception as exc:  # noqa: BLE001 -- a view bug must not kill the run
             self._notify(f"Rendering failed: {type(exc).__name__}: {exc}", "warning")
 
-    def _update_status(self):
+    def _update_status(self, shown=None):
         s = self.session
-        snap = s.latest()
+        latest = s.latest()
+        snap = latest if shown is None else shown
         obj = "" if snap is None or snap.objective is None else f", objective {snap.objective:.5g}"
         n = 0 if snap is None else snap.step
-        self.status = f"**{s.state}** - step {n}{obj}"
+        text = f"**{s.state}** - step {n}{obj}"
+        if shown is not None and latest is not None and shown is not latest:
+            text += f" (scrubbed back; the fit is at step {latest.step})"
+        self.status = text
         if len(s.record):
             self._scrub.end = max(len(s.record) - 1, 1)
             if self._following:
@@ -435,29 +554,38 @@ class LiveFitRunner(pn.viewable.Viewer):
             self._notify(f"The fit failed: {s.error}", "error")
         elif self.on_finish is not None and s.estimator is not None:
             try:
-                self.on_finish(s.estimator)
+                self.on_finish(s.estimator, s.result)
             except Exception as exc:  # noqa: BLE001
                 self._notify(f"Post-fit view failed: {type(exc).__name__}: {exc}", "warning")
 
     def _notify(self, message, level="info"):
-        self._alert.object = message
+        self._alert.object = _escape(message)
         self._alert.alert_type = {"error": "danger"}.get(level, level)
         self._alert.visible = True
-        notifications = getattr(pn.state, "notifications", None)
-        if notifications is not None:
-            getattr(notifications, level, notifications.info)(message, duration=6000)
+        if self.notify is not None:
+            self.notify(message, level)
 
     def scrub_to(self, index: int | None) -> None:
-        """Show recorded snapshot ``index`` (pausing a run); the last one resumes following."""
+        """Show recorded snapshot ``index`` (pausing a run); the last one resumes following.
+
+        The views and the status show exactly that snapshot, labelled with its solver step.
+        """
         items = self.session.record.items()
         if index is None or not items:
             return
         index = min(max(int(index), 0), len(items) - 1)
-        if index == len(items) - 1 and self._following:
-            return
         self._following = index == len(items) - 1
         if not self._following and self.session.state == "running":
             self.session.pause()
         if self._scrub.value != index:
             self._scrub.value = index
         self._safe_render(items[index])
+        if self._following:
+            self._shown_version = self.session.version
+        self._update_status(shown=items[index])
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(str(text), quote=False)

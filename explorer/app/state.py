@@ -21,25 +21,31 @@ True
 from __future__ import annotations
 
 import logging
-import math
-import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import param
 
-from explorer.data import MAX_CSV_BYTES, MultiTaskDataset, read_csv
-from explorer.data.catalog import CATALOG, DatasetEntry, ParamSpec, make_dataset
+from explorer.data import MultiTaskDataset, read_csv
+from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
+from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
 
-__all__ = ["ExplorerState", "UPLOADED", "coerce_param_value", "encode_param_value"]
+__all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "page_query_key"]
 
 log = logging.getLogger(__name__)
 
 #: ``dataset_name`` of a dataset read from an uploaded CSV file.
 UPLOADED = "uploaded"
 
-#: Query keys of the scenario (the data parameters use ``DATA_PREFIX + name``).
+#: Largest CSV a user may upload. The browser refuses a larger file before sending it; a file
+#: travels as UTF-8 text in one websocket message, and 10 MB stays well inside the Bokeh
+#: server's default message limit of 20 MiB (base64, as the stock FileInput sends, would
+#: inflate a 15 MB file past it and drop the session).
+UPLOAD_LIMIT_BYTES = 10 * 1000 * 1000
+
+#: Query keys of the scenario (the data parameters use ``DATA_PREFIX + name``; a page's
+#: hyper-parameters ``<page slug>.<name>``).
 QUERY_KEYS = {
     "dataset_name": "data",
     "data_seed": "data_seed",
@@ -49,115 +55,12 @@ QUERY_KEYS = {
 }
 DATA_PREFIX = "d."
 LEVELS = ("info", "success", "warning", "error")
-
-_MAX_QUERY_VALUE = 200
-_INT_RE = re.compile(r"^[+-]?\d{1,15}$")
 _SEED_MAX = 2**32 - 1
 
 
-# ---------------------------------------------------------------------- value coercion
-def _describe(raw: Any) -> str:
-    text = repr(raw)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _check_bounds(spec: ParamSpec, value: float) -> None:
-    if spec.bounds is None:
-        return
-    low, high = spec.bounds
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{spec.name} must be in [{low}, {high}]; got {value!r}.")
-
-
-def coerce_param_value(spec: ParamSpec, raw: Any) -> Any:
-    """Turn an untrusted value (a URL string or a widget value) into a value of ``spec``.
-
-    Raises ``ValueError`` naming the parameter when the value has the wrong type, is out of
-    bounds or is not one of the choices. Nothing is evaluated: strings are parsed by
-    ``int``/``float`` after a format check.
-
-    >>> from explorer.data.catalog import ParamSpec
-    >>> coerce_param_value(ParamSpec("n", 3, "int", bounds=(1, 9)), "4")
-    4
-    >>> coerce_param_value(ParamSpec("n", 3, "int", bounds=(1, 9)), "40")
-    Traceback (most recent call last):
-    ...
-    ValueError: n must be in [1, 9]; got 40.
-    """
-    if isinstance(raw, str) and len(raw) > _MAX_QUERY_VALUE:
-        raise ValueError(f"{spec.name}: value too long ({len(raw)} characters).")
-    kind = spec.kind
-    if kind == "bool":
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text in ("true", "1", "yes", "on"):
-            return True
-        if text in ("false", "0", "no", "off"):
-            return False
-        raise ValueError(f"{spec.name} must be true or false; got {_describe(raw)}.")
-    if kind == "int":
-        if isinstance(raw, bool):
-            raise ValueError(f"{spec.name} must be an integer; got {_describe(raw)}.")
-        if isinstance(raw, int):
-            value = raw
-        elif isinstance(raw, float) and math.isfinite(raw) and raw == int(raw):
-            value = int(raw)
-        elif isinstance(raw, str) and _INT_RE.match(raw.strip()):
-            value = int(raw.strip())
-        else:
-            raise ValueError(f"{spec.name} must be an integer; got {_describe(raw)}.")
-        _check_bounds(spec, value)
-        return value
-    if kind == "float":
-        if isinstance(raw, bool):
-            raise ValueError(f"{spec.name} must be a number; got {_describe(raw)}.")
-        try:
-            value = float(raw.strip() if isinstance(raw, str) else raw)
-        except (TypeError, ValueError):
-            raise ValueError(f"{spec.name} must be a number; got {_describe(raw)}.") from None
-        if not math.isfinite(value):
-            raise ValueError(f"{spec.name} must be a finite number; got {_describe(raw)}.")
-        _check_bounds(spec, value)
-        return value
-    if kind == "choice":
-        for choice in spec.choices:
-            if raw == choice or str(raw) == str(choice):
-                return choice
-        raise ValueError(
-            f"{spec.name} must be one of {list(spec.choices)}; got {_describe(raw)}."
-        )
-    if kind == "text":
-        if not isinstance(raw, str) or not raw.isprintable():
-            raise ValueError(f"{spec.name} must be printable text; got {_describe(raw)}.")
-        return raw
-    raise ValueError(f"{spec.name} has an unknown kind {kind!r}.")
-
-
-def encode_param_value(spec: ParamSpec, value: Any) -> str:
-    """The URL form of ``value`` (the inverse of :func:`coerce_param_value`).
-
-    >>> from explorer.data.catalog import ParamSpec
-    >>> encode_param_value(ParamSpec("noise", 0.1, "float"), 0.25)
-    '0.25'
-    """
-    if spec.kind == "bool":
-        return "true" if value else "false"
-    if spec.kind == "int":
-        return str(int(value))
-    if spec.kind == "float":
-        return repr(float(value))
-    return str(value)
-
-
-def _coerce_int(name: str, raw: Any, low: int, high: int) -> int:
-    spec = ParamSpec(name=name, default=low, kind="int", bounds=(low, high))
-    return coerce_param_value(spec, raw)
-
-
-def _coerce_float(name: str, raw: Any, low: float, high: float) -> float:
-    spec = ParamSpec(name=name, default=low, kind="float", bounds=(low, high))
-    return coerce_param_value(spec, raw)
+def page_query_key(slug: str, name: str) -> str:
+    """The URL key of hyper-parameter ``name`` of page ``slug`` (e.g. ``trees.max_depth``)."""
+    return f"{slug}.{name}"
 
 
 def _safe_filename(filename: Any) -> str:
@@ -173,9 +76,10 @@ class ExplorerState(param.Parameterized):
 
     Parameters
     ----------
-    pages : sequence of str, optional
-        Slugs allowed for ``page`` (default: the slugs of the page registry
-        :data:`explorer.app.pages.PAGES`).
+    pages : sequence of str, or mapping of str -> param.Parameterized class, optional
+        Slugs allowed for ``page`` (default: the page registry
+        :data:`explorer.app.pages.PAGES`). A mapping also gives each page's hyper-parameter
+        declaration, so a link's ``<slug>.<name>`` values are checked before the page exists.
     **params
         Initial parameter values.
 
@@ -183,19 +87,23 @@ class ExplorerState(param.Parameterized):
     -----
     Pages watch ``train`` / ``test`` (or ``dataset``) and ``init_seed``; they never modify
     the data themselves. ``notification`` carries ``(level, message)`` of the latest
-    notice; the app turns it into a toast.
+    notice; the app turns it into a toast (escaped: messages quote untrusted text).
     """
 
     dataset_name = param.Selector(
-        default="task_family", objects=list(CATALOG), doc="Key of the dataset in the catalog.")
+        default="task_family", objects=list(CATALOG), label="Dataset",
+        doc="Key of the dataset in the catalog.")
     data_params = param.Dict(
         default={}, doc="Generator parameters of the chosen dataset (missing ones: defaults).")
     data_seed = param.Integer(
-        default=0, bounds=(0, _SEED_MAX), doc="Seed of the data generator and of the split.")
+        default=0, bounds=(0, _SEED_MAX), label="Data seed",
+        doc="Seed of the data generator and of the split.")
     init_seed = param.Integer(
-        default=0, bounds=(0, _SEED_MAX), doc="Seed the pages give their estimators.")
+        default=0, bounds=(0, _SEED_MAX), label="Init seed",
+        doc="Seed the pages give their estimators (random_state).")
     train_fraction = param.Number(
-        default=0.7, bounds=(0.1, 0.9), step=0.05, doc="Fraction of each task used to train.")
+        default=0.7, bounds=(0.1, 0.9), step=0.05, label="Train fraction",
+        doc="Fraction of each task used to train.")
     page = param.Selector(default="tasks", objects=["tasks"], doc="Slug of the page shown.")
 
     dataset = param.ClassSelector(
@@ -208,27 +116,31 @@ class ExplorerState(param.Parameterized):
         default="", constant=True, doc="Why the last spec change could not be built ('' if ok).")
     notification = param.Tuple(
         default=("info", ""), length=2, doc="(level, message) of the latest notice.")
+    query_changed = param.Event(doc="A page's hyper-parameter changed (the URL follows).")
 
-    def __init__(self, *, pages: Sequence[str] | None = None, **params):
+    def __init__(self, *, pages: Sequence[str] | Mapping[str, Any] | None = None, **params):
         if pages is None:
             from explorer.app.pages import PAGES  # lazy: the pages import this module
 
-            pages = [page.slug for page in PAGES]
-        pages = list(pages)
+            pages = {page.slug: page.params for page in PAGES}
+        if not isinstance(pages, Mapping):
+            pages = {slug: None for slug in pages}
         if not pages:
             raise ValueError("pages must name at least one page slug; got an empty list.")
+        self._page_params: dict[str, Any] = dict(pages)
+        self._page_instances: dict[str, param.Parameterized] = {}
+        self._pending_page_values: dict[str, dict[str, Any]] = {}
         self._uploaded: MultiTaskDataset | None = None
         self._uploaded_name = ""
         self._busy = False
         self.notices: deque[tuple[str, str]] = deque(maxlen=50)
         page = params.pop("page", None)
         super().__init__(**params)
-        self.param.page.objects = pages
-        self.page = pages[0] if page is None else page
+        self.param.page.objects = list(pages)
+        self.page = list(pages)[0] if page is None else page
         self.param.watch(self._on_spec_change,
                          ["dataset_name", "data_params", "data_seed", "train_fraction"])
-        self._rebuild(self._entry_params(self.dataset_name, self.data_params, fill=True),
-                      regenerate=True)
+        self._rebuild(self.current_params(), regenerate=True)
 
     # ------------------------------------------------------------------ spec helpers
     @property
@@ -243,43 +155,29 @@ class ExplorerState(param.Parameterized):
 
     def current_params(self) -> dict:
         """Every parameter of the chosen entry: ``data_params`` over the defaults."""
-        return self._entry_params(self.dataset_name, self.data_params, fill=True)
+        return self._filled(self.dataset_name, self.data_params)
 
     def set_data_param(self, name: str, value: Any) -> None:
         """Change one generator parameter (the form's widgets call this)."""
         self.data_params = {**self.current_params(), name: value}
 
     @staticmethod
-    def _entry_params(name: str, params: Mapping, *, fill: bool) -> dict:
+    def _filled(name: str, params: Mapping) -> dict:
         entry = CATALOG.get(name)
         if entry is None:
             return {}
-        known = {spec.name: spec.default for spec in entry.params}
-        chosen = {key: value for key, value in params.items() if key in known}
-        return {**known, **chosen} if fill else chosen
-
-    @staticmethod
-    def _checked(name: str, params: Mapping) -> dict:
-        """``params`` checked against the entry's specs (the catalog checks again)."""
-        specs = {spec.name: spec for spec in CATALOG[name].params}
-        unknown = sorted(set(params) - set(specs))
-        if unknown:
-            raise ValueError(f"{unknown} are not parameters of {name!r}; "
-                             f"expected some of {sorted(specs)}.")
-        return {key: coerce_param_value(specs[key], value) for key, value in params.items()}
+        defaults = entry.defaults()
+        return {**defaults, **{k: v for k, v in params.items() if k in defaults}}
 
     # ------------------------------------------------------------------ rebuild
     def _on_spec_change(self, *events: param.parameterized.Event) -> None:
         if self._busy:
             return
         changed = {event.name for event in events}
-        name_changed = "dataset_name" in changed
-        if name_changed and "data_params" not in changed:
-            params = self._entry_params(self.dataset_name, {}, fill=True)
-        elif name_changed:
-            params = self._entry_params(self.dataset_name, self.data_params, fill=True)
+        if "dataset_name" in changed and "data_params" not in changed:
+            params = self._filled(self.dataset_name, {})
         else:
-            params = dict(self.data_params)
+            params = self.current_params()
         entry = self.entry
         regenerate = bool(changed & {"dataset_name", "data_params"}) or (
             "data_seed" in changed and (entry is None or entry.seeded))
@@ -293,7 +191,7 @@ class ExplorerState(param.Parameterized):
                     raise ValueError("no CSV file has been uploaded in this session.")
                 dataset = self._uploaded
             elif regenerate or self.dataset is None:
-                params = self._checked(name, params)
+                params = CATALOG[name].values(params)
                 dataset = make_dataset(name, params, random_state=self.data_seed)
             else:
                 dataset = self.dataset
@@ -306,9 +204,11 @@ class ExplorerState(param.Parameterized):
                 self.error = message
             kept = " The data shown is still the previous one." if self.dataset is not None else ""
             self.notify(f"Could not build {name!r}: {message}{kept}", "error")
+            self._restore_last_good()
             return False
         with param.edit_constant(self):
             self.param.update(dataset=dataset, train=train, test=test, error="")
+        self._good = (self.dataset_name, dict(params), self.data_seed, self.train_fraction)
         if name != UPLOADED and params != self.data_params:
             self._busy = True
             try:
@@ -316,6 +216,20 @@ class ExplorerState(param.Parameterized):
             finally:
                 self._busy = False
         return True
+
+    def _restore_last_good(self) -> None:
+        """Put the spec back to the one that built the data shown (a refused value is not kept,
+        neither in the widgets nor in the address bar)."""
+        good = getattr(self, "_good", None)
+        if good is None:
+            return
+        name, params, seed, fraction = good
+        self._busy = True
+        try:
+            self.param.update(dataset_name=name, data_params=params, data_seed=seed,
+                              train_fraction=fraction)
+        finally:
+            self._busy = False
 
     # ------------------------------------------------------------------ presets
     def apply_preset(self, name: str) -> bool:
@@ -328,14 +242,16 @@ class ExplorerState(param.Parameterized):
         from explorer.data.catalog import list_presets, load_preset
 
         if name not in list_presets():
-            self.notify(f"preset must be one of {list_presets()}; got {name!r}.", "error")
+            self.notify(f"preset must be one of {list_presets()}; got {describe(name)}.",
+                        "error")
             return False
         preset = load_preset(name)
         dataset = preset.get("dataset")
         if dataset not in self.param.dataset_name.objects:
-            self.notify(f"preset {name!r} names an unknown data set {dataset!r}.", "error")
+            self.notify(f"preset {name!r} names an unknown data set {describe(dataset)}.",
+                        "error")
             return False
-        params = self._entry_params(dataset, preset.get("params", {}), fill=True)
+        params = self._filled(dataset, preset.get("params", {}))
         self.param.update(dataset_name=dataset, data_params=params,
                           data_seed=int(preset.get("data_seed", self.data_seed)))
         if preset.get("page") in self.param.page.objects:
@@ -349,6 +265,7 @@ class ExplorerState(param.Parameterized):
         Parameters
         ----------
         message : str
+            Plain text (it is escaped before it is shown).
         level : {"info", "success", "warning", "error"}
         """
         if level not in LEVELS:
@@ -361,13 +278,14 @@ class ExplorerState(param.Parameterized):
             self.notification = (level, message)
 
     # ------------------------------------------------------------------ upload
-    def load_uploaded_csv(self, data: bytes, filename: str = "upload.csv") -> bool:
+    def load_uploaded_csv(self, data: bytes | str, filename: str = "upload.csv") -> bool:
         """Use an uploaded CSV file as the dataset.
 
-        The bytes go through :func:`explorer.data.read_csv` (size limit
-        :data:`explorer.data.MAX_CSV_BYTES`, clear errors on malformed files); nothing is
-        written to disk and ``filename`` is only displayed. Format: one row per example,
-        numeric feature columns, a ``task`` column (ids or names) and a ``y`` column.
+        The content goes through :func:`explorer.data.read_csv` (size limit
+        :data:`UPLOAD_LIMIT_BYTES`, clear errors on malformed files) and the data-set budget;
+        nothing is written to disk and ``filename`` is only displayed. Format: one row per
+        example, numeric feature columns, a ``task`` column (ids or names) and a ``y``
+        column.
 
         Returns
         -------
@@ -376,15 +294,22 @@ class ExplorerState(param.Parameterized):
         """
         shown = _safe_filename(filename)
         try:
+            if isinstance(data, str):
+                data = data.encode("utf-8")
             if not isinstance(data, (bytes, bytearray)):
                 raise ValueError(f"the upload must be bytes; got {type(data).__name__}.")
             if not shown.lower().endswith(".csv"):
                 raise ValueError(f"expected a .csv file; got {shown!r}.")
-            if len(data) > MAX_CSV_BYTES:
-                raise ValueError(
-                    f"the file is {len(data)} bytes; the limit is {MAX_CSV_BYTES} bytes."
-                )
-            dataset = read_csv(bytes(data))
+            if len(data) == 0:
+                raise ValueError("the file is empty; expected a header line with a 'task' "
+                                 "column, a 'y' column and feature columns, then one row per "
+                                 "example.")
+            if len(data) > UPLOAD_LIMIT_BYTES:
+                raise ValueError(f"the file is {len(data):,} bytes; the limit is "
+                                 f"{UPLOAD_LIMIT_BYTES:,} bytes.")
+            dataset = read_csv(bytes(data), max_bytes=UPLOAD_LIMIT_BYTES)
+            check_budget(dataset.n_samples, dataset.n_features, dataset.n_tasks,
+                         what="the file")
             dataset.split(self.train_fraction, random_state=self.data_seed)  # fail early
         except ValueError as exc:
             self.notify(f"Could not use {shown!r}: {exc}", "error")
@@ -413,9 +338,20 @@ class ExplorerState(param.Parameterized):
         return (f"{dataset.n_tasks} tasks · {per_task} · d = {dataset.n_features} · "
                 f"{dataset.kind}")
 
+    # ------------------------------------------------------------------ page parameters
+    def register_page_params(self, slug: str, instance: param.Parameterized) -> None:
+        """A page's hyper-parameters join the scenario: values a link carried for it are
+        applied now, and every later change rewrites the URL (``query_changed``)."""
+        self._page_instances[slug] = instance
+        pending = self._pending_page_values.pop(slug, {})
+        if pending:
+            instance.param.update(**pending)
+        instance.param.watch(lambda *_: self.param.trigger("query_changed"),
+                             public_parameters(instance))
+
     # ------------------------------------------------------------------ URL query
     def to_query(self) -> dict[str, str]:
-        """The scenario as URL query items (all strings).
+        """The scenario as URL query items (all strings), page hyper-parameters included.
 
         >>> q = ExplorerState(pages=("tasks",)).to_query()
         >>> q["data"], q["data_seed"]
@@ -431,20 +367,29 @@ class ExplorerState(param.Parameterized):
         entry = self.entry
         if entry is not None:
             values = self.current_params()
-            for spec in entry.params:
-                query[DATA_PREFIX + spec.name] = encode_param_value(spec, values[spec.name])
+            for name in public_parameters(entry.params):
+                query[DATA_PREFIX + name] = encode_value(entry.params.param[name], values[name])
+        for slug, values in self._pending_page_values.items():
+            owner = self._page_params[slug]
+            for name, value in values.items():
+                query[page_query_key(slug, name)] = encode_value(owner.param[name], value)
+        for slug, instance in self._page_instances.items():
+            for name in public_parameters(instance):
+                query[page_query_key(slug, name)] = encode_value(instance.param[name],
+                                                                 getattr(instance, name))
         return query
 
-    @staticmethod
-    def owns_query_key(key: str) -> bool:
-        """True for the query keys :meth:`to_query` writes (others belong to the pages)."""
-        return key in QUERY_KEYS.values() or key.startswith(DATA_PREFIX)
+    def owns_query_key(self, key: str) -> bool:
+        """True for the query keys :meth:`to_query` writes."""
+        return (key in QUERY_KEYS.values() or key.startswith(DATA_PREFIX)
+                or key.split(".", 1)[0] in self._page_params)
 
     def from_query(self, query: Mapping[str, Any]) -> list[str]:
         """Apply a scenario read from a URL query; bad values are reported, never raised.
 
-        Values may be strings (from the URL) or already parsed numbers. Keys this state
-        does not own are ignored (pages read their own).
+        Every value is checked by the declaration it belongs to (the catalog entry's
+        parameter class, this state's own parameters, a page's parameter class) and refused
+        with a message naming the key, the expectation and what came; the rest is applied.
 
         Returns
         -------
@@ -461,54 +406,69 @@ class ExplorerState(param.Parameterized):
         raw_name = query.get(QUERY_KEYS["dataset_name"])
         name = None
         if raw_name is not None:
-            raw_name = str(raw_name)[:_MAX_QUERY_VALUE]
+            raw_name = str(raw_name)[:MAX_TEXT]
             if raw_name == UPLOADED and self._uploaded is None:
                 problems.append("an uploaded file cannot travel in a link; upload it again")
             elif raw_name not in self.param.dataset_name.objects:
-                problems.append(f"unknown dataset {_describe(raw_name)}")
+                problems.append(f"data must be one of {list(CATALOG)}; got {describe(raw_name)}")
             else:
                 name = raw_name
         target = name or self.dataset_name
         entry = CATALOG.get(target)
-        specs = {spec.name: spec for spec in entry.params} if entry is not None else {}
         data_values: dict[str, Any] = {}
+        page_values: dict[str, dict[str, Any]] = {}
         for key, raw in query.items():
-            if not isinstance(key, str) or not key.startswith(DATA_PREFIX):
+            if not isinstance(key, str):
                 continue
-            pname = key[len(DATA_PREFIX):]
-            if pname not in specs:
-                problems.append(f"{_describe(pname)} is not a parameter of {target!r}")
-                continue
-            try:
-                data_values[pname] = coerce_param_value(specs[pname], raw)
-            except ValueError as exc:
-                problems.append(str(exc).rstrip("."))
+            if key.startswith(DATA_PREFIX):
+                pname = key[len(DATA_PREFIX):]
+                if entry is None:
+                    problems.append(f"{describe(key)}: the uploaded data has no parameters")
+                    continue
+                try:
+                    data_values[pname] = parse_value(entry.params, pname, raw)
+                except ValueError as exc:
+                    problems.append(f"{DATA_PREFIX}{str(exc).rstrip('.')}")
+            elif key.split(".", 1)[0] in self._page_params and "." in key:
+                slug, pname = key.split(".", 1)
+                owner = self._page_params[slug]
+                if owner is None:
+                    problems.append(f"{describe(key)} is not a setting of page {slug!r}")
+                    continue
+                try:
+                    page_values.setdefault(slug, {})[pname] = parse_value(owner, pname, raw)
+                except ValueError as exc:
+                    problems.append(f"{slug}.{str(exc).rstrip('.')}")
+            elif key not in QUERY_KEYS.values():
+                problems.append(f"{describe(key)} is not a setting of this app")
         if name is not None and name != self.dataset_name:
             updates["dataset_name"] = name
             if entry is not None:
-                updates["data_params"] = self._entry_params(name, data_values, fill=True)
+                updates["data_params"] = self._filled(name, data_values)
         elif data_values:
             updates["data_params"] = {**self.current_params(), **data_values}
 
-        for pname, low, high, coerce in (
-            ("data_seed", 0, _SEED_MAX, _coerce_int),
-            ("init_seed", 0, _SEED_MAX, _coerce_int),
-            ("train_fraction", *self.param.train_fraction.bounds, _coerce_float),
-        ):
+        for pname in ("data_seed", "init_seed", "train_fraction"):
             raw = query.get(QUERY_KEYS[pname])
             if raw is None:
                 continue
             try:
-                updates[pname] = coerce(pname, raw, low, high)
+                updates[pname] = parse_value(self, pname, raw)
             except ValueError as exc:
-                problems.append(str(exc).rstrip("."))
+                problems.append(f"{QUERY_KEYS[pname]}: {str(exc).rstrip('.')}")
         raw_page = query.get(QUERY_KEYS["page"])
         if raw_page is not None:
             if str(raw_page) in self.param.page.objects:
                 updates["page"] = str(raw_page)
             else:
-                problems.append(f"unknown page {_describe(raw_page)}")
-
+                problems.append(f"page must be one of {list(self.param.page.objects)}; got "
+                                f"{describe(raw_page)}")
+        for slug, values in page_values.items():
+            instance = self._page_instances.get(slug)
+            if instance is not None:
+                instance.param.update(**values)
+            else:
+                self._pending_page_values.setdefault(slug, {}).update(values)
         try:
             self.param.update(**updates)
         except ValueError as exc:  # defensive: every value was checked above

@@ -1,12 +1,22 @@
-"""Dataset catalog: every generator / loader with its parameters, for the UI and the CLI."""
+"""Dataset catalog: every generator / loader with its parameters, for the UI and the CLI.
+
+Each entry declares its parameters once, as a :class:`param.Parameterized` class
+(``CATALOG[name].params``); the sidebar's widgets, the URL keys (``d.<name>``), the CLI's
+``generate --param`` options and every validation message derive from that declaration.
+A size bound per entry is checked against the per-data-set budget before anything is built.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import param
+
+from ..parameters import describe, parse_values, public_parameters
 from .dataset import MultiTaskDataset
 from .real import load_diabetes_tasks, load_digits_tasks, load_toy_pair
 from .synthetic import (
@@ -16,155 +26,208 @@ from .synthetic import (
     make_task_family,
 )
 
-_KINDS = ("int", "float", "choice", "bool", "text")
+#: Resource budget of one data set (checked before anything is built): together with a
+#: live fit's record (bounded at 64 MB) and the views, one session stays under ~300 MB.
+MAX_VALUES = 2_000_000   # rows x features: 16 MB of float64 for X
+MAX_ROWS = 200_000
+MAX_TASKS = 200
 
 
-@dataclass(frozen=True)
-class ParamSpec:
-    """One parameter of a catalog entry: kind, default, bounds / choices, label, doc."""
+def check_budget(n_rows: int, n_features: int, n_tasks: int, *, what: str = "the data set"
+                 ) -> None:
+    """Refuse a data set larger than the per-data-set budget, with a message naming it.
 
-    name: str
-    default: object
-    kind: str
-    bounds: tuple | None = None
-    choices: tuple = ()
-    label: str = ""
-    doc: str = ""
-    log: bool = False
+    >>> check_budget(1000, 20, 5)
+    >>> check_budget(200_000, 200, 200)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the data set would hold 200000 rows x 200 features = 40,000,000 values; ...
+    """
+    n_rows, n_features, n_tasks = int(n_rows), int(n_features), int(n_tasks)
+    values = n_rows * n_features
+    if values > MAX_VALUES or n_rows > MAX_ROWS or n_tasks > MAX_TASKS:
+        raise ValueError(
+            f"{what} would hold {n_rows} rows x {n_features} features = {values:,} values; "
+            f"the budget of one data set is {MAX_VALUES:,} values (at most {MAX_ROWS} rows "
+            f"and {MAX_TASKS} tasks). Choose fewer tasks, examples or features.")
 
-    def validate(self, value):
-        """Parse ``value`` (strings accepted, as from the CLI) and check it; return it."""
-        name = self.name
-        if self.kind == "bool":
-            if isinstance(value, str):
-                low = value.strip().lower()
-                if low in ("1", "true", "yes", "on"):
-                    return True
-                if low in ("0", "false", "no", "off"):
-                    return False
-            if isinstance(value, bool):
-                return value
-            raise ValueError(f"{name} must be a bool; got {value!r}.")
-        if self.kind in ("int", "float"):
-            if isinstance(value, str):
-                try:
-                    value = int(value) if self.kind == "int" else float(value)
-                except ValueError:
-                    raise ValueError(f"{name} must be {self.kind}; got {value!r}.") from None
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{name} must be {self.kind}; got {value!r}.")
-            if self.kind == "int":
-                if float(value) != int(value):
-                    raise ValueError(f"{name} must be an integer; got {value!r}.")
-                value = int(value)
-            else:
-                value = float(value)
-                if value != value or value in (float("inf"), float("-inf")):
-                    raise ValueError(f"{name} must be finite; got {value!r}.")
-            if self.bounds is not None:
-                lo, hi = self.bounds
-                if (lo is not None and value < lo) or (hi is not None and value > hi):
-                    raise ValueError(f"{name} must be in [{lo}, {hi}]; got {value!r}.")
-            return value
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise ValueError(f"{name} must be one of {self.choices}; got {value!r}.")
-            return value
-        if not isinstance(value, str):
-            raise ValueError(f"{name} must be text; got {value!r}.")
-        return value
+
+RELATIONS = ("related", "negated", "unrelated", "relabelled")
+
+
+class TaskFamilyParams(param.Parameterized):
+    """Parameters of ``make_task_family``."""
+
+    relations = param.String(
+        "related,negated,unrelated", label="Relations to task 0",
+        regex=r"^\s*(related|negated|unrelated|relabelled)\s*"
+              r"(,\s*(related|negated|unrelated|relabelled)\s*){0,49}$",
+        doc="comma-separated list of related, negated, unrelated, relabelled")
+    n_features = param.Integer(2, bounds=(1, 200), label="Features")
+    n_samples_per_task = param.Integer(100, bounds=(4, 5000), label="Examples per task")
+    perturbation = param.Number(0.3, bounds=(0.0, 5.0), label="Perturbation of related tasks")
+    noise = param.Number(0.1, bounds=(0.0, 5.0), label="Noise")
+    kind = param.Selector(default="classification", objects=["classification", "regression"],
+                          label="Kind")
+
+
+class OutlierTasksParams(param.Parameterized):
+    """Parameters of ``make_outlier_tasks``."""
+
+    n_tasks = param.Integer(10, bounds=(1, 100), label="Tasks")
+    n_outliers = param.Integer(2, bounds=(0, 100), label="Outlier tasks")
+    n_features = param.Integer(20, bounds=(1, 500), label="Features")
+    n_shared_features = param.Integer(5, bounds=(0, 500), label="Shared features")
+    n_samples_per_task = param.Integer(30, bounds=(2, 2000), label="Examples per task")
+    noise = param.Number(0.5, bounds=(0.0, 50.0), label="Noise")
+
+
+class LocalRelatednessParams(param.Parameterized):
+    """Parameters of ``make_local_relatedness``."""
+
+    n_samples_per_task = param.Integer(200, bounds=(8, 5000), label="Examples per task")
+    label_noise = param.Number(0.0, bounds=(0.0, 1.0), label="Label noise")
+
+
+class ClusteredTasksParams(param.Parameterized):
+    """Parameters of ``make_clustered_tasks``."""
+
+    n_tasks = param.Integer(12, bounds=(1, 200), label="Tasks")
+    n_clusters = param.Integer(3, bounds=(1, 20), label="Clusters")
+    n_features = param.Integer(5, bounds=(1, 200), label="Features")
+    n_task_features = param.Integer(3, bounds=(1, 50), label="Task features")
+    n_samples_per_task = param.Integer(60, bounds=(4, 5000), label="Examples per task")
+    spread = param.Number(0.3, bounds=(0.0, 5.0), label="Spread within cluster")
+    informative = param.Boolean(True, label="Task features informative")
+    centred = param.Boolean(True, label="Centred data")
+
+
+class DigitsParams(param.Parameterized):
+    """Parameters of ``load_digits_tasks``."""
+
+    protocol = param.Selector(default="one-vs-rest", objects=["one-vs-rest", "pairs"],
+                              label="Protocol")
+    n_tasks = param.Integer(5, bounds=(1, 10), label="Tasks")
+    max_per_task = param.Integer(150, bounds=(10, 2000), label="Examples per task")
+
+
+class ToyPairParams(param.Parameterized):
+    """Parameters of ``load_toy_pair``."""
+
+    relation = param.Selector(default="related", objects=["related", "negated", "unrelated"],
+                              label="Relation")
+    base = param.Selector(default="breast_cancer", objects=["breast_cancer"], label="Base data")
+    fraction = param.Number(0.2, bounds=(0.02, 0.5), label="Fraction per task")
+
+
+class DiabetesParams(param.Parameterized):
+    """Parameters of ``load_diabetes_tasks``."""
+
+    split = param.Selector(default="sex", objects=["sex", "sex_age"], label="Split by")
 
 
 @dataclass(frozen=True)
 class DatasetEntry:
-    """A catalog entry: ``build(**params, random_state=seed)`` gives a MultiTaskDataset."""
+    """A catalog entry.
+
+    Attributes
+    ----------
+    name, label, kind, description : str
+    params : type of param.Parameterized
+        The declaration of the entry's parameters (widgets, URL keys, CLI options and
+        validation messages all derive from it).
+    seeded : bool
+        Whether the data depend on the data seed.
+    build : callable
+        ``build(**values, random_state=seed) -> MultiTaskDataset``.
+    size : callable
+        ``size(values) -> (n_rows, n_features, n_tasks)``, an upper bound checked against the
+        budget before ``build`` runs.
+    """
 
     name: str
     label: str
     kind: str
-    params: tuple[ParamSpec, ...]
+    params: type[param.Parameterized]
     seeded: bool
     build: Callable[..., MultiTaskDataset]
     description: str
+    size: Callable[[dict], tuple[int, int, int]]
+
+    def defaults(self) -> dict[str, Any]:
+        """Every parameter's default value."""
+        return {name: self.params.param[name].default for name in public_parameters(self.params)}
+
+    def values(self, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``params`` (text or typed, untrusted) parsed, validated and filled with defaults.
+
+        Raises ``ValueError`` naming an unknown parameter or a bad value.
+        """
+        params = dict(params or {})
+        known = public_parameters(self.params)
+        unknown = sorted(set(params) - set(known))
+        if unknown:
+            raise ValueError(f"{unknown} are not parameters of {self.name!r}; expected some "
+                             f"of {known}.")
+        return {**self.defaults(), **parse_values(self.params, params)}
 
 
 def _family(relations, **kw):
     return make_task_family(tuple(r.strip() for r in relations.split(",")), **kw)
 
 
-P = ParamSpec
 CATALOG: dict[str, DatasetEntry] = {e.name: e for e in (
     DatasetEntry(
         "task_family", "Task family (related / negated / unrelated)", "either",
-        (P("relations", "related,negated,unrelated", "text", label="Relations to task 0",
-           doc="comma-separated: related, negated, unrelated, relabelled"),
-         P("n_features", 2, "int", (1, 200), label="Features"),
-         P("n_samples_per_task", 100, "int", (4, 5000), label="Examples per task"),
-         P("perturbation", 0.3, "float", (0.0, 5.0), label="Perturbation of related tasks"),
-         P("noise", 0.1, "float", (0.0, 5.0), label="Noise"),
-         P("kind", "classification", "choice", choices=("classification", "regression"),
-           label="Kind")),
-        True, _family, "Task 0 is a base concept; the others relate to it as stated."),
+        TaskFamilyParams, True, _family,
+        "Task 0 is a base concept; the others relate to it as stated.",
+        lambda v: ((len(v["relations"].split(",")) + 1) * v["n_samples_per_task"],
+                   v["n_features"], len(v["relations"].split(",")) + 1)),
     DatasetEntry(
         "outlier_tasks", "Outlier tasks (robust MTFL)", "regression",
-        (P("n_tasks", 10, "int", (1, 100), label="Tasks"),
-         P("n_outliers", 2, "int", (0, 100), label="Outlier tasks"),
-         P("n_features", 20, "int", (1, 500), label="Features"),
-         P("n_shared_features", 5, "int", (0, 500), label="Shared features"),
-         P("n_samples_per_task", 30, "int", (2, 2000), label="Examples per task"),
-         P("noise", 0.5, "float", (0.0, 50.0), label="Noise")),
-        True, make_outlier_tasks, "Gong, Ye & Zhang (2012) Sec. 6.1: shared features + outliers."),
+        OutlierTasksParams, True, make_outlier_tasks,
+        "Gong, Ye & Zhang (2012) Sec. 6.1: shared features + outliers.",
+        lambda v: (v["n_tasks"] * v["n_samples_per_task"], v["n_features"], v["n_tasks"])),
     DatasetEntry(
         "local_relatedness", "Local relatedness (MT-DT)", "classification",
-        (P("n_samples_per_task", 200, "int", (8, 5000), label="Examples per task"),
-         P("label_noise", 0.0, "float", (0.0, 1.0), label="Label noise")),
-        True, make_local_relatedness,
-        "Two 2-D tasks with 4 and 2 classes, labels correlated only on the left half."),
+        LocalRelatednessParams, True, make_local_relatedness,
+        "Two 2-D tasks with 4 and 2 classes, labels correlated only on the left half.",
+        lambda v: (2 * v["n_samples_per_task"], 2, 2)),
     DatasetEntry(
         "clustered_tasks", "Clustered tasks with task features (TL-TF)", "classification",
-        (P("n_tasks", 12, "int", (1, 200), label="Tasks"),
-         P("n_clusters", 3, "int", (1, 20), label="Clusters"),
-         P("n_features", 5, "int", (1, 200), label="Features"),
-         P("n_task_features", 3, "int", (1, 50), label="Task features"),
-         P("n_samples_per_task", 60, "int", (4, 5000), label="Examples per task"),
-         P("spread", 0.3, "float", (0.0, 5.0), label="Spread within cluster"),
-         P("informative", True, "bool", label="Task features informative"),
-         P("centred", True, "bool", label="Centred data")),
-        True, make_clustered_tasks, "Yan & Zhang (2009): tasks from cluster centres."),
+        ClusteredTasksParams, True, make_clustered_tasks,
+        "Yan & Zhang (2009): tasks from cluster centres.",
+        lambda v: (v["n_tasks"] * v["n_samples_per_task"], v["n_features"], v["n_tasks"])),
     DatasetEntry(
         "digits_tasks", "Digits (one-vs-rest or pairs)", "classification",
-        (P("protocol", "one-vs-rest", "choice", choices=("one-vs-rest", "pairs"),
-           label="Protocol"),
-         P("n_tasks", 5, "int", (1, 10), label="Tasks"),
-         P("max_per_task", 150, "int", (10, 2000), label="Examples per task")),
-        True, load_digits_tasks, "scikit-learn digits as one-vs-rest or digit-pair tasks."),
+        DigitsParams, True, load_digits_tasks,
+        "scikit-learn digits as one-vs-rest or digit-pair tasks.",
+        lambda v: (v["n_tasks"] * v["max_per_task"], 64, v["n_tasks"])),
     DatasetEntry(
         "toy_pair", "Toy pair from breast cancer (MT-KNN)", "classification",
-        (P("relation", "related", "choice", choices=("related", "negated", "unrelated"),
-           label="Relation"),
-         P("base", "breast_cancer", "choice", choices=("breast_cancer",), label="Base data"),
-         P("fraction", 0.2, "float", (0.02, 0.5), label="Fraction per task")),
-        True, load_toy_pair, "Zhang (2013) toy protocol: two tasks from one data set."),
+        ToyPairParams, True, load_toy_pair,
+        "Zhang (2013) toy protocol: two tasks from one data set.",
+        lambda v: (569, 30, 2)),
     DatasetEntry(
         "diabetes_tasks", "Diabetes by sex (regression)", "regression",
-        (P("split", "sex", "choice", choices=("sex", "sex_age"), label="Split by"),),
-        False, load_diabetes_tasks, "scikit-learn diabetes split into tasks by a covariate."),
+        DiabetesParams, False, load_diabetes_tasks,
+        "scikit-learn diabetes split into tasks by a covariate.",
+        lambda v: (442, 10, 4)),
 )}
-del P
 
 
-def make_dataset(name: str, params: dict | None = None, random_state=None) -> MultiTaskDataset:
-    """Build catalog entry ``name``: fill defaults, validate each value, build."""
+def make_dataset(name: str, params: Mapping[str, Any] | None = None, random_state=None
+                 ) -> MultiTaskDataset:
+    """Build catalog entry ``name``: parse and validate each value (text is accepted, as
+    from a link or the CLI), fill defaults, check the budget, build.
+
+    Raises ``ValueError`` naming the entry, the parameter or the budget.
+    """
     if name not in CATALOG:
-        raise ValueError(f"name must be one of {sorted(CATALOG)}; got {name!r}.")
+        raise ValueError(f"name must be one of {sorted(CATALOG)}; got {describe(name)}.")
     entry = CATALOG[name]
-    params = dict(params or {})
-    specs = {p.name: p for p in entry.params}
-    unknown = sorted(set(params) - set(specs))
-    if unknown:
-        raise ValueError(f"params: unknown parameter(s) {unknown} for {name!r}; "
-                         f"expected some of {sorted(specs)}.")
-    values = {k: s.validate(params.get(k, s.default)) for k, s in specs.items()}
+    values = entry.values(params)
+    check_budget(*entry.size(values), what=f"{name!r} with these parameters")
     return entry.build(**values, random_state=random_state)
 
 

@@ -27,7 +27,9 @@ from bokeh.models import (
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
-__all__ = ["MatrixHeatmap", "CurveView", "BarView", "ZERO_COLOR", "DIVERGING"]
+__all__ = ["MatrixHeatmap", "CurveView", "BarView", "LiveView", "ObjectiveView",
+           "SnapshotMatrixView",
+           "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 
 ZERO_COLOR = "#d9d9d9"
 """Fill of cells whose value is exactly 0 (neutral grey)."""
@@ -99,22 +101,21 @@ class MatrixHeatmap:
             x_range=self.col_names, y_range=y_factors, title=title,
             width=width, height=height, toolbar_location=None, tools="",
             sizing_mode="stretch_width")
-        values = fig.image(image="image", x=0, y=0, dw=c, dh=r, source=self.source,
-                           color_mapper=self.color_mapper)
-        fig.image(image="zero", x=0, y=0, dw=c, dh=r, source=self.source,
-                  color_mapper=LinearColorMapper(palette=["rgba(0, 0, 0, 0)", ZERO_COLOR],
-                                                 low=0, high=1))
-        if r <= MAX_TICK_LABELS and c <= MAX_TICK_LABELS:
-            # thin white cell borders (static, drawn once): equal neighbours stay readable
-            xs = [[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]
-            ys = [[0, r] for _ in range(1, c)] + [[k, k] for k in range(1, r)]
-            fig.multi_line(xs, ys, line_color="white", line_width=1)
+        self._images = [
+            fig.image(image="image", x=0, y=0, dw=c, dh=r, source=self.source,
+                      color_mapper=self.color_mapper),
+            fig.image(image="zero", x=0, y=0, dw=c, dh=r, source=self.source,
+                      color_mapper=LinearColorMapper(palette=["rgba(0, 0, 0, 0)", ZERO_COLOR],
+                                                     low=0, high=1))]
+        # thin white cell borders: equal neighbours stay readable (small matrices only)
+        self._borders = ColumnDataSource({"xs": [], "ys": []})
+        fig.multi_line("xs", "ys", source=self._borders, line_color="white", line_width=1)
         name_of = "return names[Math.floor(value)] ?? '';"
-        fig.add_tools(HoverTool(renderers=[values], tooltips=[
+        self._row_hover = CustomJSHover(code=name_of, args={"names": y_factors})
+        self._col_hover = CustomJSHover(code=name_of, args={"names": self.col_names})
+        fig.add_tools(HoverTool(renderers=[self._images[0]], tooltips=[
             ("row", "$y{row}"), ("column", "$x{col}"), ("value", "@image{0.000}")],
-            formatters={"$y": CustomJSHover(code=name_of, args={"names": y_factors}),
-                        "$x": CustomJSHover(code=name_of, args={"names": self.col_names})}))
-        fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
+            formatters={"$y": self._row_hover, "$x": self._col_hover}))
         fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
         fig.grid.grid_line_color = None
         fig.x_range.range_padding = fig.y_range.range_padding = 0
@@ -122,10 +123,45 @@ class MatrixHeatmap:
         fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
                                 major_label_text_font_size="10pt"), "right")
         _style(fig)
+        self._style_axes()
+
+    def _style_axes(self) -> None:
+        fig = self.figure
+        r, c = self.shape
+        fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
         for axis, n in ((fig.xaxis, c), (fig.yaxis, r)):
-            if n > MAX_TICK_LABELS:
-                axis.major_label_text_font_size = "0pt"
-                axis.major_tick_line_color = None
+            crowded = n > MAX_TICK_LABELS
+            axis.major_label_text_font_size = "0pt" if crowded else "11pt"
+            axis.major_tick_line_color = None if crowded else "black"
+        small = r <= MAX_TICK_LABELS and c <= MAX_TICK_LABELS
+        self._borders.data = {
+            "xs": ([[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]) if small else [],
+            "ys": ([[0, r] for _ in range(1, c)] + [[k, k] for k in range(1, r)]) if small else []}
+
+    def set_names(self, row_names: Sequence[str], col_names: Sequence[str]) -> None:
+        """Re-target the heatmap to other rows/columns (a new data set), patching the existing
+        figure in place: axis factors, image extent, hover names, borders; the values are
+        cleared to zero."""
+        self.row_names = [str(n) for n in row_names]
+        self.col_names = [str(n) for n in col_names]
+        if not self.row_names or not self.col_names:
+            raise ValueError("MatrixHeatmap.set_names: names must be non-empty; got "
+                             f"{len(self.row_names)} and {len(self.col_names)} names.")
+        r, c = self.shape
+        y_factors = list(reversed(self.row_names))
+        self.figure.x_range.factors = self.col_names
+        self.figure.y_range.factors = y_factors
+        for image in self._images:
+            image.glyph.dw, image.glyph.dh = c, r
+        self._row_hover.args = {"names": y_factors}
+        self._col_hover.args = {"names": self.col_names}
+        self._style_axes()
+        self.clear()
+
+    def clear(self) -> None:
+        """Show zeros (grey) of the current shape."""
+        self._values = np.zeros(self.shape)
+        self.source.data = self._columns(self._values)
 
     @staticmethod
     def _columns(matrix):
@@ -248,6 +284,16 @@ class BarView:
             fig.xaxis.major_label_text_font_size = "0pt"
             fig.xaxis.group_text_font_size = "11pt"
 
+    def set_categories(self, categories: Sequence[str]) -> None:
+        """Re-target the bars to other tasks, patching the figure in place; values -> 0."""
+        self.categories = [str(c) for c in categories]
+        factors = [(c, s) for c in self.categories for s in self.series]
+        n = len(factors)
+        self.figure.x_range.factors = factors
+        self.figure.xaxis.major_label_orientation = 0.6 if len(self.categories) > 6 else 0.0
+        self.source.data = {"x": factors, "value": [0.0] * n, "alpha": [1.0] * n,
+                            "series": [s for _, s in factors]}
+
     def update(self, values: dict, highlight: Sequence[int] = ()) -> None:
         """Set each series' per-task values; tasks in ``highlight`` are opaque, others faded.
 
@@ -282,3 +328,129 @@ def _factor_range(factors):
     from bokeh.models import FactorRange
 
     return FactorRange(*factors)
+
+
+def escape(text) -> str:
+    """Text from a user (task and feature names from an upload, values from a link) made
+    safe for Markdown/HTML panes."""
+    import html
+
+    return html.escape(str(text), quote=False)
+
+
+# ---------------------------------------------------------------------- the view protocol
+class LiveView:
+    """The protocol every live view of a model page follows.
+
+    A view is created once per page and re-targeted with :meth:`set_data` when the data
+    change (names, sizes, truth and colour limits are patched into the existing figures);
+    :meth:`update` shows a snapshot (the newest while running, any recorded one when the
+    user scrubs), :meth:`clear` empties it. ``figures`` lists its Bokeh figures; a view may
+    offer :meth:`on_tap` (a click on a point).
+    """
+
+    figures: list = []
+    #: An accumulating view (a curve) is handed every recorded snapshot in order, not only
+    #: the newest, and is cleared and replayed when the user scrubs back.
+    accumulates = False
+
+    def set_data(self, dataset) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement set_data")
+
+    def update(self, snapshot) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement update")
+
+    def clear(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement clear")
+
+    def on_tap(self, callback) -> None:
+        raise TypeError(f"{type(self).__name__} has nothing to tap.")
+
+
+def _names(dataset, axis: str) -> list[str]:
+    return [str(n) for n in (dataset.task_names if axis == "tasks" else dataset.feature_names)]
+
+
+class SnapshotMatrixView(LiveView):
+    """One named matrix of the snapshots (``snapshot.matrices[key]``), tasks as rows.
+
+    Parameters
+    ----------
+    key : str
+        A ``task_relationships()`` key of the model (e.g. "similarity", "P").
+    title : str
+    columns : {"tasks", "features"}
+        What the columns are.
+    layout : {"tasks x columns", "columns x tasks"}
+        How the model stores the matrix (coefficients are (d, m): "columns x tasks");
+        the view always shows tasks as rows.
+    limit : callable (dataset) -> float, optional
+        The fixed colour limit for a data set (default 1).
+    """
+
+    def __init__(self, key: str, title: str, *, columns: str = "tasks",
+                 layout: str = "tasks x columns", limit=None, **figure):
+        self.key, self.columns, self.layout = key, columns, layout
+        self.limit = limit
+        self.heatmap = MatrixHeatmap(["T0"], ["T0"], title=title, **figure)
+        self.figures = [self.heatmap.figure]
+
+    def set_data(self, dataset) -> None:
+        self.heatmap.set_names(_names(dataset, "tasks"), _names(dataset, self.columns))
+        self.heatmap.set_limit(self.limit(dataset) if self.limit else 1.0)
+
+    def update(self, snapshot) -> None:
+        matrix = snapshot.matrices.get(self.key)
+        if matrix is None:
+            return
+        matrix = np.asarray(matrix)
+        self.heatmap.update(matrix.T if self.layout == "columns x tasks" else matrix)
+
+    def clear(self) -> None:
+        self.heatmap.clear()
+
+
+class TruthMatrixView(SnapshotMatrixView):
+    """The truth beside an estimate, on the estimate's colour scale: ``dataset.truth[key]``
+    (static; snapshots do not change it). A data set without that truth says so."""
+
+    def __init__(self, key: str, title: str, **kwargs):
+        super().__init__(key, title, **kwargs)
+        self.title = title
+
+    def set_data(self, dataset) -> None:
+        super().set_data(dataset)
+        truth = (getattr(dataset, "truth", None) or {}).get(self.key)
+        if truth is None:
+            self.heatmap.figure.title.text = f"{self.title} (unknown for this data set)"
+            return
+        self.heatmap.figure.title.text = self.title
+        truth = np.asarray(truth, dtype=float)
+        self.heatmap.update(truth.T if self.layout == "columns x tasks" else truth)
+
+    def update(self, snapshot) -> None:
+        pass
+
+    def clear(self) -> None:
+        pass
+
+
+class ObjectiveView(LiveView):
+    """The objective against the step, streamed (an accumulating view)."""
+
+    accumulates = True
+
+    def __init__(self, title: str = "Objective", *, log: bool = False, **figure):
+        self.curve = CurveView(title=title, y_label="objective",
+                               y_axis_type="log" if log else "linear", **figure)
+        self.figures = [self.curve.figure]
+
+    def set_data(self, dataset) -> None:
+        self.clear()
+
+    def update(self, snapshot) -> None:
+        if snapshot.objective is not None:
+            self.curve.update(snapshot.step, snapshot.objective)
+
+    def clear(self) -> None:
+        self.curve.reset()

@@ -15,7 +15,9 @@ import numpy as np
 from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
-__all__ = ["OUTCOME_COLORS", "OutlierBars", "detection_outcomes"]
+from .live import LiveView
+
+__all__ = ["OUTCOME_COLORS", "OutlierBars", "OutlierScoresView", "detection_outcomes"]
 
 #: Fill colour per outcome of a task's detection.
 OUTCOME_COLORS = {
@@ -73,11 +75,8 @@ class OutlierBars:
     def __init__(self, task_names: Sequence[str], truth=None, *, title: str = "",
                  width: int = 520, height: int = 300):
         self.task_names = [str(t) for t in task_names]
+        self.truth = self._checked_truth(truth, len(self.task_names))
         m = len(self.task_names)
-        self.truth = None if truth is None else np.asarray(truth, dtype=bool)
-        if self.truth is not None and self.truth.shape != (m,):
-            raise ValueError(f"OutlierBars: truth must have shape ({m},); got "
-                             f"{self.truth.shape}.")
         self.source = ColumnDataSource(self._columns(np.zeros(m)))
         self.figure = fig = figure(
             x_range=self.task_names, title=title or "Outlier score ||q_i|| per task",
@@ -89,23 +88,45 @@ class OutlierBars:
         # is still visible.
         fig.scatter(x="task", y=0.0, marker="square", size=13, source=self.source,
                     fill_color="color", line_color="line", line_width=2)
-        # A legend of the outcomes that can occur (one fixed entry each, not per bar).
-        outcomes = (["outlier (right)", "outlier (wrong)", "missed outlier", "shares (right)"]
-                    if self.truth is not None else ["outlier", "shares"])
-        swatches = [fig.scatter([0], [0], marker="square", size=12, visible=False,
-                                fill_color=OUTCOME_COLORS[o], line_color="#333333")
-                    for o in outcomes]
-        fig.add_layout(Legend(items=[LegendItem(label=o, renderers=[r])
-                                     for o, r in zip(outcomes, swatches, strict=True)],
-                              location="top_left", label_text_font_size="10pt"))
+        # A legend of the outcomes that can occur (one fixed entry each, not per bar); the
+        # entries that need a truth hide when the data set has none.
+        self._legend_items = {}
+        for outcome in ("outlier (right)", "outlier (wrong)", "missed outlier",
+                        "shares (right)", "outlier", "shares"):
+            swatch = fig.scatter([0], [0], marker="square", size=12, visible=False,
+                                 fill_color=OUTCOME_COLORS[outcome], line_color="#333333")
+            self._legend_items[outcome] = LegendItem(label=outcome, renderers=[swatch])
+        fig.add_layout(Legend(items=list(self._legend_items.values()), location="top_left",
+                              label_text_font_size="10pt"))
         fig.add_tools(HoverTool(renderers=[renderer],
                                 tooltips=[("task", "@task"), ("||q_i||", "@score{0.0000}"),
                                           ("", "@outcome")]))
         fig.add_layout(Span(location=0.0, dimension="width", line_dash="dashed",
                             line_color="black", line_width=1.5))
-        fig.xaxis.major_label_orientation = 0.8 if m > 12 else 0.0
         fig.yaxis.axis_label = "||q_i||  (0 = shares the features)"
         fig.title.text_font_size = "13pt"
+        self._show_legend()
+
+    @staticmethod
+    def _checked_truth(truth, m):
+        truth = None if truth is None else np.asarray(truth, dtype=bool)
+        if truth is not None and truth.shape != (m,):
+            raise ValueError(f"OutlierBars: truth must have shape ({m},); got {truth.shape}.")
+        return truth
+
+    def _show_legend(self) -> None:
+        with_truth = self.truth is not None
+        for outcome, item in self._legend_items.items():
+            item.visible = (outcome not in ("outlier", "shares")) == with_truth
+        self.figure.xaxis.major_label_orientation = 0.8 if len(self.task_names) > 12 else 0.0
+
+    def set_tasks(self, task_names: Sequence[str], truth=None) -> None:
+        """Re-target to other tasks (a new data set), patching the figure in place."""
+        self.task_names = [str(t) for t in task_names]
+        self.truth = self._checked_truth(truth, len(self.task_names))
+        self.figure.x_range.factors = self.task_names
+        self._show_legend()
+        self.source.data = self._columns(np.zeros(len(self.task_names)))
 
     def _columns(self, scores):
         scores = np.asarray(scores, dtype=float)
@@ -122,3 +143,24 @@ class OutlierBars:
             raise ValueError(f"OutlierBars.update: scores must have shape "
                              f"({len(self.task_names)},); got {scores.shape}.")
         self.source.data.update(self._columns(scores))
+
+
+class OutlierScoresView(LiveView):
+    """The protocol view of :class:`OutlierBars`: ``snapshot.info["outlier_scores"]`` against
+    ``truth["outlier_tasks"]``."""
+
+    def __init__(self, **figure):
+        self.bars = OutlierBars(["T0"], **figure)
+        self.figures = [self.bars.figure]
+
+    def set_data(self, dataset) -> None:
+        truth = (getattr(dataset, "truth", None) or {}).get("outlier_tasks")
+        self.bars.set_tasks(dataset.task_names, truth)
+
+    def update(self, snapshot) -> None:
+        scores = snapshot.info.get("outlier_scores")
+        if scores is not None:
+            self.bars.update(scores)
+
+    def clear(self) -> None:
+        self.bars.update(np.zeros(len(self.bars.task_names)))

@@ -23,8 +23,11 @@ from bokeh.models import ColumnDataSource, HoverTool, Range1d, Span
 from bokeh.palettes import Category10_10, Dark2_8
 from bokeh.plotting import figure
 
-__all__ = ["BoostingCurves", "GainBars", "PartitionView", "TreeDiagram", "task_colors",
-           "theorem1_boxplot", "tree_layout"]
+from .live import LiveView
+
+__all__ = ["BoostingCurves", "BoostingView", "GainBars", "GainBarsView", "PartitionLiveView",
+           "PartitionView", "TreeDiagram", "TreeDiagramView", "task_colors", "theorem1_boxplot",
+           "tree_layout"]
 
 TITLE_FONT = "13pt"
 
@@ -227,37 +230,56 @@ class PartitionView:
 
     Regions where the task already has a decision leaf are filled with its label's colour;
     regions still pending (or whose node is not yet processed) are shown lightly with the
-    majority label of the nearest processed ancestor.
+    majority label of the nearest processed ancestor. ``max_panels`` figures are made once;
+    :meth:`set_data` re-targets them (a data set with fewer tasks hides the rest).
     """
 
-    def __init__(self, X, y, task, classes, task_names, *, width=300, height=280):
+    def __init__(self, X=None, y=None, task=None, classes=None, task_names=None, *,
+                 width=300, height=280, max_panels: int = 4):
+        self.sources, self.points, self.figures = [], [], []
+        for _ in range(max_panels):
+            source = ColumnDataSource(dict(left=[], right=[], bottom=[], top=[], color=[],
+                                           alpha=[]))
+            points = ColumnDataSource(dict(x=[], y=[], color=[]))
+            fig = figure(width=width, height=height, title="", x_range=Range1d(0, 1),
+                         y_range=Range1d(0, 1), tools="pan,wheel_zoom,reset,save")
+            fig.quad("left", "right", "top", "bottom", source=source, fill_color="color",
+                     fill_alpha="alpha", line_color="white", line_width=1)
+            fig.scatter("x", "y", color="color", size=4, line_color="black", line_width=0.3,
+                        source=points)
+            _style(fig)
+            self.sources.append(source)
+            self.points.append(points)
+            self.figures.append(fig)
+        self.classes, self.task_names = [], []
+        if X is not None:
+            self.set_data(X, y, task, classes, task_names)
+
+    def set_data(self, X, y, task, classes, task_names) -> None:
+        """Re-target the panels to a 2-D data set (in place: ranges, points, titles)."""
         self.classes = [list(c) for c in classes]
         self.task_names = list(task_names)
         pad = 0.05 * (X.max(axis=0) - X.min(axis=0) + 1e-9)
         self.bounds = (float(X[:, 0].min() - pad[0]), float(X[:, 0].max() + pad[0]),
                        float(X[:, 1].min() - pad[1]), float(X[:, 1].max() + pad[1]))
-        self.sources = []
-        self.figures = []
-        for j, name in enumerate(task_names):
+        for j, fig in enumerate(self.figures):
+            fig.visible = j < len(self.task_names)
+            self.sources[j].data = dict(left=[], right=[], bottom=[], top=[], color=[],
+                                        alpha=[])
+            if not fig.visible:
+                self.points[j].data = dict(x=[], y=[], color=[])
+                continue
             rows = task == j
             palette = _label_palette(len(classes[j]))
             index = {label: k for k, label in enumerate(classes[j])}
-            colors = [palette[index[v]] for v in y[rows]]
-            source = ColumnDataSource(dict(left=[], right=[], bottom=[], top=[], color=[],
-                                           alpha=[]))
-            fig = figure(width=width, height=height, title=f"{name}: partition",
-                         x_range=Range1d(*self.bounds[:2]), y_range=Range1d(*self.bounds[2:]),
-                         tools="pan,wheel_zoom,reset,save")
-            fig.quad("left", "right", "top", "bottom", source=source, fill_color="color",
-                     fill_alpha="alpha", line_color="white", line_width=1)
-            fig.scatter(X[rows, 0], X[rows, 1], color=colors, size=4, line_color="black",
-                        line_width=0.3)
-            _style(fig)
-            self.sources.append(source)
-            self.figures.append(fig)
+            self.points[j].data = dict(x=X[rows, 0].tolist(), y=X[rows, 1].tolist(),
+                                       color=[palette[index[v]] for v in y[rows]])
+            fig.title.text = f"{self.task_names[j]}: partition"
+            fig.x_range.start, fig.x_range.end = self.bounds[:2]
+            fig.y_range.start, fig.y_range.end = self.bounds[2:]
 
     def update(self, nodes: Sequence[dict]) -> None:
-        if not nodes:
+        if not nodes or not self.task_names:
             for source in self.sources:
                 source.data = dict(left=[], right=[], bottom=[], top=[], color=[], alpha=[])
             return
@@ -268,7 +290,7 @@ class PartitionView:
             if n["feature"] is not None:
                 parent_of[n["left"]] = n["node"]
                 parent_of[n["right"]] = n["node"]
-        for j, source in enumerate(self.sources):
+        for j, source in enumerate(self.sources[:len(self.task_names)]):
             palette = _label_palette(len(self.classes[j]))
             data = dict(left=[], right=[], bottom=[], top=[], color=[], alpha=[])
             for node_id, (x0, x1, y0, y1) in regions.items():
@@ -434,3 +456,156 @@ def theorem1_boxplot(ratios: dict[str, dict[str, np.ndarray]], *, width=560, hei
     fig.xaxis.group_label_orientation = 0.0
     _style(fig)
     return fig
+
+
+# ---------------------------------------------------------------------- protocol views
+def _task_classes(dataset) -> list[np.ndarray]:
+    return [np.unique(dataset.y[dataset.task == t]) for t in range(dataset.n_tasks)]
+
+
+class TreeDiagramView(LiveView):
+    """The growing tree of MT-DT snapshots (``info["tree"]``, ``info["node"]``).
+
+    Snapshots without a tree (MT-Adaboost rounds) leave the diagram as it is.
+    """
+
+    #: The most nodes drawn (a deeper tree says how many it left out).
+    max_nodes = 255
+
+    def __init__(self, **figure):
+        self.diagram = TreeDiagram(["T0"], [[0, 1]], ["x0"], **figure)
+        self.figures = [self.diagram.figure]
+
+    def set_data(self, dataset) -> None:
+        d = self.diagram
+        d.task_names = [str(n) for n in dataset.task_names]
+        d.classes = [list(c) for c in _task_classes(dataset)]
+        d.feature_names = [str(n) for n in dataset.feature_names]
+        d.colors = task_colors(dataset.n_tasks)
+        self.clear()
+
+    def update(self, snapshot) -> None:
+        nodes = snapshot.info.get("tree")
+        if nodes is None:
+            return
+        node = snapshot.info["node"]
+        shown = nodes if len(nodes) <= self.max_nodes else nodes[:self.max_nodes]
+        title = f"MT-DT ({str(snapshot.info.get('criterion', '')).upper()}): {len(nodes)} nodes"
+        if len(nodes) > self.max_nodes:
+            title += f" (the first {self.max_nodes} drawn)"
+        self.diagram.update(shown, highlight=node["node"], title=title)
+
+    def clear(self) -> None:
+        self.diagram.update([], title="MT-DT: click Step to add a node")
+
+
+class GainBarsView(LiveView):
+    """Per-task gains of the newest split (``info["node"]``)."""
+
+    def __init__(self, **figure):
+        self.bars = GainBars(["T0"], **figure)
+        self.figures = [self.bars.figure]
+
+    def set_data(self, dataset) -> None:
+        b = self.bars
+        b.task_names = [str(n) for n in dataset.task_names]
+        b.colors = task_colors(dataset.n_tasks)
+        b.figure.x_range.factors = b.task_names
+        self.clear()
+
+    def update(self, snapshot) -> None:
+        if "node" in snapshot.info:
+            self.bars.update(snapshot.info["node"])
+
+    def clear(self) -> None:
+        self.bars.update(None)
+
+
+class PartitionLiveView(LiveView):
+    """Each task's plane partitioned by the tree so far (2-D data; otherwise hidden)."""
+
+    def __init__(self, **figure):
+        self.view = PartitionView(**figure)
+        self.figures = self.view.figures
+
+    def set_data(self, dataset) -> None:
+        if dataset.n_features != 2:
+            self.view.task_names = []
+            for fig in self.figures:
+                fig.visible = False
+            return
+        self.view.set_data(dataset.X, dataset.y, dataset.task, _task_classes(dataset),
+                           dataset.task_names)
+
+    def update(self, snapshot) -> None:
+        nodes = snapshot.info.get("tree")
+        if nodes is not None and self.view.task_names:
+            self.view.update(nodes)
+
+    def clear(self) -> None:
+        self.view.update([])
+
+
+class BoostingView(LiveView):
+    """MT-Adaboost round by round: per-task weighted training error, ``beta_t`` and the weak
+    learner's error ``eps_t`` (Algorithm 2). An *accumulating* view: the kit hands it every
+    recorded round in order (and replays them after a scrub back)."""
+
+    accumulates = True
+    max_tasks = 10
+
+    def __init__(self, *, width=560, height=280):
+        self.error_source = ColumnDataSource(self._empty())
+        self.beta_source = ColumnDataSource(dict(round=[], beta=[], weak_error=[]))
+        err = figure(width=width, height=height, title="MT-Adaboost: training error per task",
+                     x_axis_label="round", y_axis_label="error", tools="save,reset")
+        colors = task_colors(self.max_tasks)
+        self._lines = [err.line("round", f"train_{j}", source=self.error_source,
+                                color=colors[j], line_width=2, legend_label=f"task {j}")
+                       for j in range(self.max_tasks)]
+        err.legend.label_text_font_size = "9pt"
+        err.legend.location = "top_right"
+        err.y_range.start = 0
+        beta = figure(width=width - 140, height=height, title="beta_t and weak error eps_t",
+                      x_axis_label="round", tools="save,reset")
+        beta.line("round", "beta", source=self.beta_source, line_width=2, legend_label="beta_t")
+        beta.scatter("round", "weak_error", source=self.beta_source, color="firebrick",
+                     legend_label="eps_t")
+        beta.add_layout(Span(location=0.5, dimension="width", line_dash="dotted",
+                             line_color="firebrick"))
+        beta.y_range.start = 0
+        beta.legend.label_text_font_size = "9pt"
+        beta.legend.location = "top_left"
+        for fig in (err, beta):
+            _style(fig)
+        self.figures = [err, beta]
+        self.n_tasks = 0
+
+    def _empty(self):
+        return {"round": [], **{f"train_{j}": [] for j in range(self.max_tasks)}}
+
+    def set_data(self, dataset) -> None:
+        self.n_tasks = min(dataset.n_tasks, self.max_tasks)
+        legend = self.figures[0].legend[0]
+        for j, (line, item) in enumerate(zip(self._lines, legend.items, strict=True)):
+            line.visible = item.visible = j < self.n_tasks
+            if j < dataset.n_tasks:
+                item.label = {"value": str(dataset.task_names[j])}
+        self.clear()
+
+    def update(self, snapshot) -> None:
+        info = snapshot.info
+        if "round" not in info:
+            return
+        errors = np.zeros(self.max_tasks)
+        train = np.asarray(info["train_error"], dtype=float)[:self.max_tasks]
+        errors[:len(train)] = train
+        self.error_source.stream({"round": [info["round"]],
+                                  **{f"train_{j}": [float(errors[j])]
+                                     for j in range(self.max_tasks)}})
+        self.beta_source.stream({"round": [info["round"]], "beta": [float(info["beta"])],
+                                 "weak_error": [float(info["weak_error"])]})
+
+    def clear(self) -> None:
+        self.error_source.data = self._empty()
+        self.beta_source.data = dict(round=[], beta=[], weak_error=[])

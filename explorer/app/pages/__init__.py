@@ -1,14 +1,13 @@
 """The page registry: every page of the app, in the order of the sidebar.
 
-Adding a page = one module in ``explorer/app/pages/`` whose view takes the session's
-:class:`~explorer.app.state.ExplorerState`, plus one line in :data:`PAGES`:
+A model page is a :class:`~explorer.app.kit.ModelPage` declaration in its own module
+(parameters, estimator factory, views, baselines, data it needs) plus one line in
+:data:`PAGES`; the kit does the rest. A plain page (like Tasks) is a :class:`Page` whose
+``build(state)`` returns any Panel viewable.
 
-    Page("my_model", "My model", build=my_module.MyPage, kinds=("classification",))
-
-``build(state)`` is called the first time the page is shown in a session (the result is
-cached for the session); it returns any Panel viewable (a ``pn.viewable.Viewer`` works the
-same in a notebook). ``kinds`` lists the dataset kinds the page accepts; for another kind the
-app shows a polite note instead of building the page.
+``build(state)`` is called the first time a page is shown in a session (the result is cached
+for the session). ``params`` is the page's parameter declaration (None for a page without
+settings): the session's state checks a link's ``<slug>.<name>`` values against it.
 """
 
 from __future__ import annotations
@@ -17,12 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .outliers import OUTLIERS
+from .shared_vs_separate import SHARED_VS_SEPARATE
+from .trees import TREES
+
 __all__ = ["PAGES", "Page"]
 
 
 @dataclass(frozen=True)
 class Page:
-    """One entry of the registry.
+    """A page that is not a model page.
 
     Attributes
     ----------
@@ -32,14 +35,14 @@ class Page:
         Shown in the sidebar's page chooser.
     build : callable
         ``build(state) -> viewable``.
-    kinds : tuple of str
-        Dataset kinds the page accepts ("classification", "regression").
+    params : None
+        A plain page has no settings of its own.
     """
 
     slug: str
     title: str
     build: Callable[[Any], Any]
-    kinds: tuple[str, ...] = ("classification", "regression")
+    params: None = None
 
 
 def _tasks(state):
@@ -48,27 +51,9 @@ def _tasks(state):
     return TasksPage(state)
 
 
-def _trees(state):
-    from .trees import TreesPage
-
-    return TreesPage(state)
-
-
-def _outliers(state):
-    from .outliers import OutliersPage
-
-    return OutliersPage(state)
-
-
-def _shared_vs_separate(state):
-    from .shared_vs_separate import SharedVsSeparatePage
-
-    return SharedVsSeparatePage(state)
-
-
-PAGES: list[Page] = [
-    Page("tasks", "Tasks", _tasks, ("classification", "regression")),
-    Page("shared_vs_separate", "Shared vs separate", _shared_vs_separate),
-    Page("trees", "Trees", _trees, ("classification",)),
-    Page("outliers", "Outliers & shared features", _outliers, ("regression",)),
+PAGES: list = [
+    Page("tasks", "Tasks", _tasks),
+    SHARED_VS_SEPARATE,
+    TREES,
+    OUTLIERS,
 ]

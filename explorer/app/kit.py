@@ -1,0 +1,278 @@
+"""The model-page kit: a page is a :class:`ModelPage` declaration; :class:`ModelPageView` runs it.
+
+A declaration names the page's parameter class (widgets, URL keys ``<slug>.<name>`` and
+messages derive from it), an estimator factory that receives the init seed, the live views
+(:class:`explorer.viz.live.LiveView`), the baselines fitted on the same split, the data kinds
+it accepts and the minimum data it needs. The kit owns everything else, once for every page:
+
+* widgets from the declaration, each change validated and refused with one message;
+* URL sync (the state registers the page's parameters; a link's values are applied);
+* the live-fit runner: the estimator and the data are built on the event loop when a run
+  starts, the fit, the baselines and the test scores run on the worker;
+* re-targeting every view when the data change (``set_data``), clearing on reset;
+* the objective curve (streamed from the record), per-task test error of the model beside
+  each baseline, a summary line (plus the page's own truth pairing);
+* a warm refit when a hyper-parameter moves after a finished fit (``warm_start=True``);
+* a polite note, never a crash, when the data do not suit the page.
+
+Everything shown that came from a user (names from an upload, values from a link) is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import panel as pn
+import param
+
+from explorer.app.runner import FitJob, LiveFitRunner
+from explorer.app.widgets import ParamForm
+from explorer.parameters import public_parameters
+from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
+
+__all__ = ["ModelPage", "ModelPageView", "FitResult", "per_task_error"]
+
+
+@dataclass(frozen=True)
+class ModelPage:
+    """The declaration of a model page.
+
+    Attributes
+    ----------
+    slug, title : str
+        URL key (``?page=<slug>``) and the sidebar's label.
+    params : type of param.Parameterized
+        The page's hyper-parameters. A tuple class attribute ``log_scale`` names the ones
+        shown on a log-spaced slider.
+    make : callable (params, random_state, data) -> estimator
+        Builds the estimator (on the event loop); ``random_state`` is the init seed.
+    views : callable () -> list of LiveView
+        Creates the page's live views (once per page and session).
+    baselines : mapping name -> callable (params, random_state, data) -> estimator
+        Fitted on the same training split after the model; shown per task beside it.
+    kinds : tuple of str
+        Data kinds the page accepts.
+    min_tasks, min_per_task : int
+        The least data the model needs (checked with a message, never a crash).
+    intro : str
+        Markdown shown above the controls.
+    explain : callable (estimator, FitResult, train, test) -> str, optional
+        Extra summary text (e.g. detection against the truth), Markdown; any name in it must
+        be escaped with :func:`explorer.viz.live.escape`.
+    objective : str
+        Title of the objective curve the kit adds ('' for none); ``objective_log``: log axis.
+    warm : bool
+        A hyper-parameter change after a finished fit refits from the current solution.
+    """
+
+    slug: str
+    title: str
+    params: type[param.Parameterized]
+    make: Callable[..., Any]
+    views: Callable[[], Sequence[LiveView]]
+    baselines: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
+    kinds: tuple[str, ...] = ("classification", "regression")
+    min_tasks: int = 1
+    min_per_task: int = 2
+    intro: str = ""
+    explain: Callable[..., str] | None = None
+    objective: str = "Objective"
+    objective_log: bool = False
+    warm: bool = False
+
+    def build(self, state) -> ModelPageView:
+        """The page for one session (the registry calls this the first time it is shown)."""
+        return ModelPageView(state, self)
+
+    def problem_with(self, data) -> str:
+        """Why ``data`` does not suit the page ('' when it does)."""
+        if data is None:
+            return "There is no data yet: choose a data set in the sidebar."
+        if data.kind not in self.kinds:
+            return (f"{self.title} works with {' or '.join(self.kinds)} data; the current data "
+                    f"set is {data.kind}. Choose another data set (or its kind) in the sidebar.")
+        if data.n_tasks < self.min_tasks:
+            return (f"{self.title} needs at least {self.min_tasks} tasks; the data set has "
+                    f"{data.n_tasks}.")
+        smallest = int(np.min(data.task_sizes))
+        if smallest < self.min_per_task:
+            return (f"{self.title} needs at least {self.min_per_task} training examples per "
+                    f"task; the smallest task has {smallest}. Use more examples per task or "
+                    "a larger train fraction.")
+        return ""
+
+
+def per_task_error(estimator, data) -> np.ndarray:
+    """Per-task test error, shape (m,): 1 - accuracy (classifiers) or 1 - R^2 (regressors)."""
+    return 1.0 - estimator.score_per_task(data.X, data.y, data.task)
+
+
+@dataclass
+class FitResult:
+    """What the worker computed after the fit: per-task test errors of the model and of each
+    baseline (name -> (m,) array), and the fitted baselines."""
+
+    errors: dict[str, np.ndarray]
+    baselines: dict[str, Any]
+
+
+class ModelPageView(pn.viewable.Viewer):
+    """One session's page for a :class:`ModelPage` declaration (see the module docstring)."""
+
+    def __init__(self, state, page: ModelPage, **params):
+        super().__init__(**params)
+        self.state, self.page = state, page
+        self.params = page.params()
+        state.register_page_params(page.slug, self.params)
+        names = public_parameters(self.params)
+        self.form = ParamForm(self.params, names, {n: getattr(self.params, n) for n in names},
+                              apply=lambda name, value: setattr(self.params, name, value),
+                              notify=state.notify,
+                              current=lambda name: getattr(self.params, name))
+        self.params.param.watch(self._params_changed, names)
+        self.runner = LiveFitRunner(self._prepare, self._render, self._finished, self._cleared,
+                                    notify=state.notify)
+        self.views = list(page.views())
+        if page.objective:
+            self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
+        self.errors = BarView(["T0"], ["model", *page.baselines], title="Per-task test error",
+                              y_label="test error", width=480)
+        self.summary = pn.pane.Markdown("", sizing_mode="stretch_width",
+                                        styles={"font-size": "1.05em"})
+        self.note = pn.pane.Alert("", alert_type="info", visible=False,
+                                  sizing_mode="stretch_width")
+        self._fitted = None        # the last estimator whose fit finished (warm refits)
+        self._warm_refit = False
+        self._shown_step = 0
+        figures = [f for view in self.views for f in view.figures]
+        self.body = pn.FlexBox(*[pn.pane.Bokeh(f) for f in [*figures, self.errors.figure]],
+                               sizing_mode="stretch_width")
+        self._layout = pn.Column(
+            pn.pane.Markdown(page.intro, sizing_mode="stretch_width",
+                             styles={"font-size": "15px"}),
+            pn.Row(pn.Column(self.form, width=360), pn.Column(self.runner, self.summary,
+                                                             sizing_mode="stretch_width"),
+                   sizing_mode="stretch_width"),
+            self.note, self.body, sizing_mode="stretch_width")
+        state.param.watch(self._data_changed, "train")
+        state.param.watch(lambda *_: self.runner.reset(), "init_seed")
+        self._data_changed()
+
+    def __panel__(self):
+        return self._layout
+
+    # ------------------------------------------------------------------ data and params
+    def _data_changed(self, *_) -> None:
+        self._fitted = None
+        self.runner.reset()
+        train = self.state.train
+        problem = self.page.problem_with(train)
+        self.note.object = escape(problem)
+        self.note.visible = bool(problem)
+        self.body.visible = not problem
+        for control in (self.runner, self.form):
+            control.__panel__().visible = not problem
+        if problem:
+            return
+        for view in self.views:
+            view.set_data(train)
+        self.errors.set_categories(train.task_names)
+        self._cleared()
+
+    def _params_changed(self, *_) -> None:
+        warm = self.page.warm and self._fitted is not None
+        self._warm_refit = warm
+        try:
+            self.runner.reset()
+        finally:
+            self._warm_refit = False
+        if warm:
+            self.runner.run()
+
+    # ------------------------------------------------------------------ the fit
+    def _prepare(self) -> FitJob:
+        """Build the estimator and read the data, on the event loop (see the runner)."""
+        train, test = self.state.train, self.state.test
+        problem = self.page.problem_with(train)
+        if problem:
+            raise ValueError(problem)
+        seed = int(self.state.init_seed)
+        estimator = self.page.make(self.params, seed, train)
+        if self._fitted is not None and self.page.warm:
+            # scikit-learn's warm-start idiom: the fitted estimator takes the new
+            # hyper-parameters and starts from its current solution.
+            previous = self._fitted
+            previous.set_params(**{**estimator.get_params(deep=False), "warm_start": True})
+            estimator = previous
+        baselines = {name: make(self.params, seed, train)
+                     for name, make in self.page.baselines.items()}
+        kwargs = {}
+        if train.task_features is not None and getattr(estimator, "uses_task_features", False):
+            kwargs["task_features"] = train.task_features
+
+        def after(model) -> FitResult:   # on the worker: baselines and test scores
+            fitted = {name: base.fit(train.X, train.y, train.task)
+                      for name, base in baselines.items()}
+            errors = {"model": per_task_error(model, test)}
+            errors.update({name: per_task_error(base, test) for name, base in fitted.items()})
+            return FitResult(errors=errors, baselines=fitted)
+
+        return FitJob(estimator, (train.X, train.y, train.task), kwargs, after)
+
+    def _render(self, snapshot) -> None:
+        """Show ``snapshot``: the newest while running, any recorded one when scrubbing.
+
+        Accumulating views (curves) get every recorded snapshot since the last frame, in
+        order (frames skip steps); after a scrub back they are cleared and replayed.
+        """
+        accumulating = [view for view in self.views if view.accumulates]
+        if accumulating:
+            back = snapshot.step < self._shown_step
+            since = 0 if back else self._shown_step
+            recorded = [s for s in self.runner.session.record.items()
+                        if since < s.step <= snapshot.step]
+            for view in accumulating:
+                if back:
+                    view.clear()
+                for item in recorded:
+                    view.update(item)
+        for view in self.views:
+            if not view.accumulates:
+                view.update(snapshot)
+        self._shown_step = snapshot.step
+
+    def _finished(self, estimator, result: FitResult) -> None:
+        self._fitted = estimator
+        errors = {name: np.nan_to_num(values, nan=0.0) for name, values in result.errors.items()}
+        model = errors["model"]
+        text = f"Fitted in {getattr(estimator, 'n_iter_', self.runner.session.version)} steps. " \
+               f"Mean test error: model **{model.mean():.3f}**"
+        better: set[int] = set()
+        for name, values in errors.items():
+            if name == "model":
+                continue
+            text += f", {escape(name)} **{values.mean():.3f}**"
+            better |= set(np.flatnonzero(model < values).tolist())
+        if len(errors) > 1:
+            text += f"; the model is better on {len(better)} of {len(model)} tasks (highlighted)"
+        self.errors.update(errors, highlight=sorted(better))
+        extra = (self.page.explain(estimator, result, self.state.train, self.state.test)
+                 if self.page.explain else "")
+        self.summary.object = text + "." + (f" {extra}" if extra else "")
+
+    def _cleared(self) -> None:
+        """The runner was reset: empty the live views (a warm refit keeps them on screen)."""
+        self._shown_step = 0
+        for view in self.views:
+            if view.accumulates:
+                view.clear()
+        if self._warm_refit:
+            return
+        self._fitted = None
+        for view in self.views:
+            view.clear()
+        self.errors.update({})
+        self.summary.object = ""

@@ -1,0 +1,59 @@
+"""A CSV upload field that refuses a file over the limit *in the browser*.
+
+The stock ``FileInput`` sends the whole file base64-encoded in one websocket message before
+the server can look at its size: a 15 MB file became a ~20 MB message, over the Bokeh
+server's default limit (20 MiB), and the session died ("Server connection lost"). This
+field checks ``file.size`` against ``limit_bytes`` in the browser; a larger file never
+leaves it (``refused`` tells the server its name and size, so the user gets a message), a
+smaller one travels as text (a CSV is text: no base64 inflation), well inside the limit.
+"""
+
+from __future__ import annotations
+
+import param
+from panel.custom import JSComponent
+
+__all__ = ["CsvUpload"]
+
+
+class CsvUpload(JSComponent):
+    """``<input type=file accept=.csv>`` with a browser-side size limit.
+
+    After each accepted file, ``filename`` and ``content`` hold it and ``upload_id`` is
+    incremented (watch ``upload_id``: the same file chosen twice is a new upload). A file over
+    ``limit_bytes`` sets ``refused`` to ``"<size> <name>"`` instead and sends nothing else.
+    """
+
+    limit_bytes = param.Integer(default=10_000_000, bounds=(1, None))
+    filename = param.String(default="")
+    content = param.String(default="")
+    upload_id = param.Integer(default=0)
+    refused = param.String(default="")
+
+    _esm = """
+export function render({ model, el }) {
+  const input = document.createElement("input");
+  input.type = "file";
+  input.accept = ".csv,text/csv";
+  input.setAttribute("aria-label", "Upload a CSV file");
+  input.style.fontSize = "15px";
+  input.addEventListener("change", () => {
+    const file = input.files[0];
+    if (!file) { return; }
+    if (file.size > model.limit_bytes) {
+      model.refused = `${file.size} ${file.name}`;
+      input.value = "";
+      return;
+    }
+    const reader = new FileReader();
+    reader.onload = () => {
+      model.filename = file.name;
+      model.content = reader.result;
+      model.upload_id = model.upload_id + 1;
+      input.value = "";
+    };
+    reader.readAsText(file);
+  });
+  el.appendChild(input);
+}
+"""

@@ -1,0 +1,146 @@
+"""Widgets derived from ``param`` declarations, with one validation path and one message each.
+
+:func:`widget_for` picks the widget from a parameter's type, bounds and choices (bounded
+numbers: sliders that apply on release; a name in the owner's ``log_scale`` tuple: a
+log-spaced slider; unbounded or huge integer ranges: a number field; selectors: a select;
+booleans: a checkbox; text: a text field). :class:`ParamForm` links a list of such widgets
+to a callback ``apply(name, value)``: every value a user types goes through
+:func:`explorer.parameters.parse_value`, a refused one is reported once through ``notify``
+and the widget goes back to the value in force.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import panel as pn
+import param
+
+from explorer.parameters import parse_value
+
+__all__ = ["ParamForm", "widget_for"]
+
+#: Integer ranges wider than this get a number field instead of a slider (seeds).
+_SLIDER_MAX_SPAN = 100_000
+
+
+def _log_grid(low: float, high: float, value: float, integer: bool) -> list:
+    grid = np.geomspace(max(low, 1e-12), high, 25)
+    values = sorted({int(round(v)) for v in grid} if integer
+                    else {float(f"{v:.3g}") for v in grid})
+    if value not in values:
+        values = sorted([*values, value])
+    return values
+
+
+def widget_for(owner, name: str, value: Any) -> tuple[pn.widgets.Widget, str]:
+    """A widget for parameter ``name`` of ``owner`` (class or instance) showing ``value``.
+
+    Returns ``(widget, value_parameter)``: the widget parameter whose changes are applied
+    (sliders apply on release, ``value_throttled``). The parameter's doc becomes the
+    widget's tooltip where the widget has one.
+    """
+    widget, attr = _widget_for(owner, name, value)
+    doc = owner.param[name].doc
+    if doc and "description" in widget.param:
+        widget.description = " ".join(doc.split())
+    return widget, attr
+
+
+def _widget_for(owner, name: str, value: Any) -> tuple[pn.widgets.Widget, str]:
+    parameter = owner.param[name]
+    label = parameter.label or name.replace("_", " ")
+    common = {"name": label, "sizing_mode": "stretch_width"}
+    bounds = getattr(parameter, "bounds", None) or (None, None)
+    bounded = bounds[0] is not None and bounds[1] is not None
+    log = name in getattr(owner, "log_scale", ())
+    if isinstance(parameter, param.Boolean):
+        return pn.widgets.Checkbox(value=bool(value), **common), "value"
+    if isinstance(parameter, param.Selector):
+        options = {str(choice): choice for choice in parameter.objects}
+        return pn.widgets.Select(options=options, value=value, **common), "value"
+    if isinstance(parameter, param.String):
+        return pn.widgets.TextInput(value=str(value), **common), "value"
+    integer = isinstance(parameter, param.Integer)
+    if bounded and log and bounds[0] > 0:
+        options = _log_grid(bounds[0], bounds[1], value, integer)
+        return pn.widgets.DiscreteSlider(options=options, value=value, **common), \
+            "value_throttled"
+    if bounded and integer and bounds[1] - bounds[0] <= _SLIDER_MAX_SPAN:
+        return pn.widgets.IntSlider(start=int(bounds[0]), end=int(bounds[1]), value=int(value),
+                                    **common), "value_throttled"
+    if bounded and not integer:
+        span = float(bounds[1]) - float(bounds[0])
+        step = parameter.step or (10 ** math.floor(math.log10(span / 100)) if span > 0 else 0.01)
+        return pn.widgets.FloatSlider(start=float(bounds[0]), end=float(bounds[1]),
+                                      value=float(value), step=step, **common), "value_throttled"
+    # A number field: no browser-side bounds, so an out-of-range value reaches the
+    # declaration and gets its message (a browser clamp would hide the mistake).
+    if integer:
+        return pn.widgets.IntInput(value=int(value), **common), "value"
+    return pn.widgets.FloatInput(value=float(value), **common), "value"
+
+
+class ParamForm(pn.viewable.Viewer):
+    """Widgets for some parameters of ``owner``, each change validated by the declaration.
+
+    Parameters
+    ----------
+    owner : param.Parameterized class or instance
+        The declaration (and, for an instance, the values shown).
+    names : list of str
+    values : mapping name -> value
+        Values to show first.
+    apply : callable (name, value) -> None
+        Called with a validated value; it may raise ``ValueError`` to refuse it.
+    notify : callable (message, level) -> None
+        Where a refusal is reported (once).
+    current : callable (name) -> value
+        The value in force (a refused widget goes back to it).
+    """
+
+    def __init__(self, owner, names, values: Mapping[str, Any], apply: Callable,
+                 notify: Callable, current: Callable, **params):
+        super().__init__(**params)
+        self._owner, self._apply, self._notify, self._current = owner, apply, notify, current
+        self._syncing = False
+        self.widgets: dict[str, pn.widgets.Widget] = {}
+        for name in names:
+            widget, attr = widget_for(owner, name, values[name])
+            widget.param.watch(self._make_callback(name), attr)
+            self.widgets[name] = widget
+        self._layout = pn.Column(*self.widgets.values(), sizing_mode="stretch_width", margin=0)
+
+    def __panel__(self):
+        return self._layout
+
+    def _make_callback(self, name: str):
+        def on_change(event) -> None:
+            if self._syncing:
+                return
+            try:
+                if event.new is None:   # a cleared number field
+                    raise ValueError(f"{name} needs a value; the field is empty.")
+                value = parse_value(self._owner, name, event.new)
+                self._apply(name, value)
+            except ValueError as exc:
+                self._notify(str(exc), "error")
+                self.show(name, self._current(name))
+        return on_change
+
+    def show(self, name: str, value: Any) -> None:
+        """Put ``value`` in the widget of ``name`` without applying it."""
+        widget = self.widgets.get(name)
+        if widget is None:
+            return
+        self._syncing = True
+        try:
+            if isinstance(widget, pn.widgets.DiscreteSlider) and value not in widget.values:
+                widget.options = sorted({*widget.values, value})
+            if widget.value != value:
+                widget.value = value
+        finally:
+            self._syncing = False
