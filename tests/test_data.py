@@ -458,16 +458,35 @@ def test_csv_without_header_still_reads_and_other_comment_lines_are_skipped():
      r"the CSV header line must be '# mtl-explorer ' followed by a JSON object"),
     ('# mtl-explorer {"colour": 1}\nx,task,y\n1.0,a,0\n',
      r"the CSV header line has unknown keys \['colour'\]"),
-    ('# mtl-explorer {"task_names": ["a"]}\nx,task,y\n1.0,a,0\n2.0,b,1\n',
-     r"task column 'task' has values \['b'\] that are not in task_names \['a'\]"),
-    ('# mtl-explorer {"task_names": ["a", "b"]}\nx,task,y\n1.0,a,0\n',
-     r"every task 0\.\.1 needs at least one example; task 1 has none"),
     ('# mtl-explorer {"task_names": "a"}\nx,task,y\n1.0,a,0\n',
      r"task_names must be a list of strings"),
 ])
 def test_csv_metadata_and_task_feature_errors(text, message):
     with pytest.raises(ValueError, match=message):
         read_csv(io.StringIO(text))
+
+
+def test_recorded_task_order_survives_edits():
+    # rows of a recorded task deleted, a new task added: order kept, no empty task
+    text = ('# mtl-explorer {"kind": "classification", "task_names": ["01", "a", "b"]}\n'
+            "x,task,y\n1.0,b,0\n2.0,new,1\n3.0,01,0\n")
+    back = read_csv(text)
+    assert back.task_names == ["01", "b", "new"]
+    np.testing.assert_array_equal(back.task, [1, 2, 0])
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"task_names": ["a"]}, r"task column 'task' has values \['b'\] that are not in "
+                            r"task_names \['a'\]"),
+    ({"task_names": ["a", "b", "c"]}, r"every task 0\.\.2 needs at least one example; "
+                                      r"task 2 has none"),
+    ({"task_names": ["a", "a"]}, r"task_names must not repeat a name"),
+])
+def test_from_frame_explicit_task_names_are_strict(kw, message):
+    df = pd.DataFrame({"x": [1.0, 2.0], "task": ["a", "b"], "y": [0, 1]})
+    with pytest.raises(ValueError, match=message):
+        MultiTaskDataset.from_frame(df, **kw)
+    assert MultiTaskDataset.from_frame(df, task_names=["b", "a"]).task.tolist() == [1, 0]
 
 
 def test_read_csv_missing_path():

@@ -251,9 +251,12 @@ class MultiTaskDataset:
             columns whose name starts with ``"tf_"``. A value that changes within a task
             is refused, naming the task and the column.
         task_names : list of str, optional
-            The tasks in id order (values of the task column, compared as text). Default
-            ``df.attrs["task_names"]`` if present; otherwise names are numbered in order of
-            first appearance (integer task values keep their numeric order).
+            The tasks in id order (values of the task column, compared as text); every
+            value must be one of them and every one must have rows. Default: the order
+            recorded in ``df.attrs["task_names"]`` (as :meth:`to_frame` and
+            :func:`read_csv` leave it), where recorded tasks without rows are dropped and
+            unrecorded values follow by first appearance; without it, names are numbered in
+            order of first appearance (integer task values keep their numeric order).
         kind : {"classification", "regression"}, optional
             Default ``df.attrs["kind"]`` if present; otherwise "regression" when the
             target is float with non-integer values and "classification" otherwise.
@@ -296,8 +299,15 @@ class MultiTaskDataset:
         raw_task = df[task]
         if raw_task.isna().any():
             raise ValueError(f"task column {task!r} has missing values.")
-        if task_names is None:
-            task_names = df.attrs.get("task_names")
+        if task_names is None and df.attrs.get("task_names") is not None:
+            # A recorded order (to_frame's attrs, the CSV header) is a hint, not a rule: the
+            # table may have been edited. Recorded tasks without rows are dropped, new task
+            # values follow in order of first appearance.
+            present = pd.unique(raw_task.astype(str))
+            recorded = [str(n) for n in df.attrs["task_names"]]
+            seen = set(recorded)
+            task_names = [n for n in recorded if n in set(present)] + \
+                [n for n in present if n not in seen]
         if task_names is not None:
             task_names = [str(n) for n in task_names]
             index = {name: i for i, name in enumerate(task_names)}
@@ -432,7 +442,8 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
         ...
 
     * The first line is optional. When present it records the data ``kind`` and the task
-      names in task-id order; an explicit ``kind`` argument wins over it. Without it the
+      names in task-id order (recorded tasks without rows are dropped, unrecorded task
+      values follow by first appearance); an explicit ``kind`` argument wins over it. Without it the
       kind is inferred (float targets with non-integer values: regression) and tasks are
       numbered by first appearance (integer task values: numeric order). Any other first
       line starting with ``#`` is skipped.
@@ -470,10 +481,12 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
     meta, data = _read_header(data)
     if not data.strip():
         raise ValueError("the CSV data is empty.")
+    # with recorded task names the task column holds names: read it as text ("01" stays)
+    dtype = {task: str} if meta.get("task_names") is not None else None
     try:
-        df = pd.read_csv(io.BytesIO(data))
+        df = pd.read_csv(io.BytesIO(data), dtype=dtype)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"the CSV data could not be parsed: {exc}".strip()) from None
-    return MultiTaskDataset.from_frame(
-        df, task=task, target=target, features=features,
-        task_names=meta.get("task_names"), kind=kind if kind is not None else meta.get("kind"))
+    df.attrs.update({key: meta[key] for key in ("kind", "task_names") if key in meta})
+    return MultiTaskDataset.from_frame(df, task=task, target=target, features=features,
+                                       kind=kind)
