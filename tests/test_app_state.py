@@ -8,9 +8,10 @@ import numpy as np
 import param
 import pytest
 
-from explorer.app.state import UPLOADED, ExplorerState, coerce_param_value
-from explorer.data import MAX_CSV_BYTES, MultiTaskDataset
-from explorer.data.catalog import CATALOG, ParamSpec, make_dataset
+from explorer.app.state import UPLOAD_LIMIT_BYTES, UPLOADED, ExplorerState
+from explorer.data import MultiTaskDataset
+from explorer.data.catalog import CATALOG, make_dataset
+from explorer.parameters import parse_value, public_parameters
 
 PAGES = ("tasks", "shared_vs_separate")
 
@@ -19,10 +20,12 @@ def make_state(**params) -> ExplorerState:
     return ExplorerState(pages=PAGES, **params)
 
 
-def bounded_int_spec(name: str) -> ParamSpec:
+def bounded_int_spec(name: str) -> param.Integer:
     """An int parameter of catalog entry ``name`` with a finite upper bound."""
-    for spec in CATALOG[name].params:
-        if spec.kind == "int" and spec.bounds is not None and spec.bounds[1] is not None:
+    params = CATALOG[name].params
+    for pname in public_parameters(params):
+        spec = params.param[pname]
+        if isinstance(spec, param.Integer) and spec.bounds and spec.bounds[1] is not None:
             return spec
     raise AssertionError(f"{name} has no bounded int parameter")
 
@@ -37,7 +40,7 @@ def test_defaults_build_and_split():
     assert state.error == ""
     assert state.dataset is not None and state.dataset.n_tasks >= 2
     assert state.train.n_samples + state.test.n_samples == state.dataset.n_samples
-    assert state.data_params == {s.name: s.default for s in CATALOG["task_family"].params}
+    assert state.data_params == CATALOG["task_family"].defaults()
     assert "tasks" in state.summary()
 
 
@@ -52,7 +55,7 @@ def test_spec_change_rebuilds():
     state.dataset_name = "outlier_tasks"
     assert state.error == ""
     assert state.dataset.kind == "regression"
-    assert set(state.data_params) == {s.name for s in CATALOG["outlier_tasks"].params}
+    assert set(state.data_params) == set(CATALOG["outlier_tasks"].defaults())
     expected = make_dataset("outlier_tasks", {}, random_state=5)
     assert same_data(state.dataset, expected)
 
@@ -74,8 +77,10 @@ def test_bad_param_keeps_old_data_and_sets_error():
     assert spec.name in state.error
     level, message = state.notification
     assert level == "error" and spec.name in message
+    assert state.current_params()[spec.name] == spec.default   # the refused value is not kept
+    assert state.to_query()["d." + spec.name] == str(spec.default)
     # and it keeps working: a good value builds again and clears the error
-    state.set_data_param(spec.name, spec.default)
+    state.set_data_param(spec.name, spec.default + 1)
     assert state.error == ""
 
 
@@ -109,9 +114,11 @@ def test_tampered_query_reports_and_keeps_working():
         "page": "<script>alert(1)</script>",
         "d.not_a_param": "1",
         "d." + spec.name: "[1, 2]",
-        "lam": "0.3",  # a page's key: not ours, ignored
+        "lam": "0.3",  # no such setting
+        "trees.max_depth": "1000",  # a page's setting, out of its bounds
+        "trees.criterion": "evil",
     })
-    assert len(problems) == 7
+    assert len(problems) == 10
     assert state.dataset is before and state.error == ""
     assert state.data_seed == 0 and state.page == "tasks"
     level, message = state.notification
@@ -125,16 +132,34 @@ def test_query_partial_values_apply_the_good_ones():
     assert len(problems) == 1 and "init_seed" in problems[0]
 
 
-def test_coerce_param_value_kinds():
-    assert coerce_param_value(ParamSpec("b", False, "bool"), "true") is True
-    assert coerce_param_value(ParamSpec("f", 1.0, "float", bounds=(0, 2)), "1e-1") == 0.1
-    assert coerce_param_value(ParamSpec("c", "a", "choice", choices=("a", "b")), "b") == "b"
-    with pytest.raises(ValueError, match="f must be a finite number"):
-        coerce_param_value(ParamSpec("f", 1.0, "float"), "inf")
-    with pytest.raises(ValueError, match="c must be one of"):
-        coerce_param_value(ParamSpec("c", "a", "choice", choices=("a", "b")), "z")
-    with pytest.raises(ValueError, match="n must be an integer"):
-        coerce_param_value(ParamSpec("n", 1, "int"), "1.5")
+def test_page_values_from_a_link_are_checked_and_applied_when_the_page_is_built():
+    from explorer.app.pages import PAGES
+
+    state = ExplorerState()
+    problems = state.from_query({"trees.max_depth": "3", "trees.criterion": "ig_u",
+                                 "outliers.rows": "2.0"})
+    assert len(problems) == 1 and "outliers.rows must be a finite number in [0.001, 1.0]" \
+        in problems[0]
+    assert state.to_query()["trees.max_depth"] == "3"          # kept for the page to come
+    trees = next(p for p in PAGES if p.slug == "trees")
+    page = trees.build(state)
+    assert (page.params.max_depth, page.params.criterion) == (3, "ig_u")
+    page.params.max_depth = 5                                    # a change rewrites the link
+    assert state.to_query()["trees.max_depth"] == "5"
+    assert "outliers.rows" not in state.to_query()
+
+
+def test_parse_value_kinds():
+    cls = CATALOG["clustered_tasks"].params
+    assert parse_value(cls, "informative", "false") is False
+    assert parse_value(cls, "spread", "1e-1") == 0.1
+    assert parse_value(CATALOG["digits_tasks"].params, "protocol", "pairs") == "pairs"
+    with pytest.raises(ValueError, match="spread must be a finite number"):
+        parse_value(cls, "spread", "inf")
+    with pytest.raises(ValueError, match="protocol must be one of"):
+        parse_value(CATALOG["digits_tasks"].params, "protocol", "z")
+    with pytest.raises(ValueError, match="n_tasks must be an integer"):
+        parse_value(cls, "n_tasks", "1.5")
 
 
 def _csv_bytes() -> tuple[bytes, MultiTaskDataset]:
@@ -162,6 +187,7 @@ def test_csv_upload_good():
     (b"a,b\n1,2\n", "x.csv", "task"),                  # no task column
     (b"task,y,x\n0,1,oops\n", "x.csv", "numeric"),     # non-numeric feature
     (b"", "x.csv", "empty"),
+    (b"task,y,x0\n" + b"0,1,2\n" * 200_001, "huge.csv", "budget"),
     (b"task,y,x\n0,1,2\n", "evil.exe", ".csv"),
 ])
 def test_csv_upload_bad_keeps_data(data, filename, expected):
@@ -175,7 +201,7 @@ def test_csv_upload_bad_keeps_data(data, filename, expected):
 
 def test_csv_upload_oversize_refused_before_parsing():
     state = make_state()
-    assert not state.load_uploaded_csv(b"x" * (MAX_CSV_BYTES + 1), "big.csv")
+    assert not state.load_uploaded_csv(b"x" * (UPLOAD_LIMIT_BYTES + 1), "big.csv")
     assert "limit" in state.notification[1]
     assert state.dataset_name == "task_family"
 
@@ -209,8 +235,7 @@ def test_shell_builds_pages_lazily_and_caches_them():
         built.append(state)
         return pn.pane.Markdown("page a")
 
-    pages = [Page("a", "A", build, ("classification", "regression")),
-             Page("b", "B", build, ("classification", "regression"))]
+    pages = [Page("a", "A", build), Page("b", "B", build)]
     app, pn = _shell(pages)
     assert len(built) == 1                      # only the shown page was built
     first = app.main[0]
@@ -219,17 +244,18 @@ def test_shell_builds_pages_lazily_and_caches_them():
     assert len(built) == 2 and app.main[0] is first   # cached per session
 
 
-def test_shell_says_politely_when_page_does_not_take_the_kind():
-    import panel as pn
+def test_model_page_says_politely_when_the_data_do_not_suit_it():
+    from explorer.app.pages import PAGES
 
-    from explorer.app.pages import Page
-    pages = [Page("a", "A", lambda s: pn.pane.Markdown("x"), ("classification", "regression")),
-             Page("reg", "Regression only", lambda s: pn.pane.Markdown("y"), ("regression",))]
-    app, _ = _shell(pages)
-    assert app.state.dataset.kind == "classification"
-    app.state.page = "reg"
-    alert = app.main[0]
-    assert isinstance(alert, pn.pane.Alert) and "works with regression data" in alert.object
+    state = ExplorerState()
+    outliers = next(p for p in PAGES if p.slug == "outliers")
+    page = outliers.build(state)           # classification data: a note, no crash
+    assert page.note.visible and "works with regression data" in page.note.object
+    state.dataset_name = "outlier_tasks"
+    state.data_params = {**state.current_params(), "n_tasks": 1, "n_outliers": 0}
+    assert state.error == "" and not page.note.visible        # one task is enough for rMTFL
+    state.data_params = {**state.current_params(), "n_samples_per_task": 2}
+    assert page.note.visible and "training examples per task" in page.note.object
 
 
 def test_shell_page_error_becomes_a_notice():
@@ -238,13 +264,13 @@ def test_shell_page_error_becomes_a_notice():
     from explorer.app.pages import Page
 
     def broken(state):
-        raise RuntimeError("boom")
+        raise RuntimeError("boom <b>")
 
-    pages = [Page("a", "A", lambda s: pn.pane.Markdown("x"), ("classification", "regression")),
-             Page("bad", "Bad", broken, ("classification", "regression"))]
+    pages = [Page("a", "A", lambda s: pn.pane.Markdown("x")), Page("bad", "Bad", broken)]
     app, _ = _shell(pages)
     app.state.page = "bad"
     assert app.state.notification[0] == "error" and "boom" in app.state.notification[1]
+    assert "&lt;b&gt;" in app.main[0].object            # shown escaped
     app.state.page = "a"                         # and the app keeps working
     assert app.main[0].object == "x"
 
@@ -255,8 +281,8 @@ def test_param_form_round_trip():
     state = make_state()
     form = DataParamsForm(state)
     spec = bounded_int_spec("task_family")
-    widget = form._widgets[spec.name]
-    new_value = spec.bounds[0] if spec.default != spec.bounds[0] else spec.bounds[1]
+    widget = form._form.widgets[spec.name]
+    new_value = spec.default + 1
     throttled = {"value_throttled": new_value} if "value_throttled" in widget.param else {}
     with param.edit_constant(widget):  # what the browser does on release of a slider
         widget.param.update(value=new_value, **throttled)
@@ -277,3 +303,35 @@ def test_presets_switch_data_seed_and_page_and_refuse_unknown_names():
     before = state.dataset
     assert not state.apply_preset("../../etc/passwd")     # a name, never a path
     assert state.dataset is before and "preset must be one of" in state.notices[-1][1]
+
+
+def test_a_refused_widget_value_gets_one_message_and_goes_back():
+    from explorer.app import DataParamsForm
+
+    state = make_state()
+    form = DataParamsForm(state)
+    relations = form._form.widgets["relations"]
+    before, seen = state.dataset, len(state.notices)
+    relations.value = "related,siblings"
+    assert state.dataset is before
+    new = list(state.notices)[seen:]
+    assert len(new) == 1 and new[0][0] == "error"
+    assert "relations" in new[0][1] and "siblings" in new[0][1]
+    assert relations.value == "related,negated,unrelated"      # back to the value in force
+
+
+def test_a_cleared_or_bad_seed_field_is_refused_with_a_message():
+    import panel as pn
+
+    from explorer.app import ExplorerApp
+
+    app = ExplorerApp(state=make_state())
+    seed_box = next(w for w in app.sidebar if isinstance(w, pn.viewable.Viewer)
+                    and "data_seed" in getattr(w, "widgets", {})).widgets["data_seed"]
+    seen = len(app.state.notices)
+    seed_box.value = None
+    assert app.state.data_seed == 0 and seed_box.value == 0
+    seed_box.value = -4
+    assert app.state.data_seed == 0 and seed_box.value == 0
+    messages = [m for _, m in list(app.state.notices)[seen:]]
+    assert len(messages) == 2 and "data_seed" in messages[0] and "-4" in messages[1]

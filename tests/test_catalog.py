@@ -1,7 +1,10 @@
 import numpy as np
+import param
 import pytest
 
 from explorer.data import CATALOG, list_presets, load_preset, make_dataset
+from explorer.data.catalog import MAX_ROWS, MAX_TASKS, MAX_VALUES
+from explorer.parameters import public_parameters
 
 
 @pytest.mark.parametrize("name", sorted(CATALOG))
@@ -12,12 +15,52 @@ def test_entry_builds_and_seeds(name):
     assert a.task_names and len(a.task_names) == a.n_tasks
 
 
+def _bad_value(parameter):
+    if isinstance(parameter, param.Boolean):
+        return "maybe"
+    if isinstance(parameter, param.Number):      # Integer too
+        return "abc"
+    if isinstance(parameter, param.Selector):
+        return "nope"
+    return "<img src=x onerror=alert(1)>"
+
+
 @pytest.mark.parametrize("name", sorted(CATALOG))
-def test_entry_rejects_bad_values(name):
-    spec = CATALOG[name].params[0]
-    bad = {"int": "abc", "float": "abc", "choice": "nope", "bool": "maybe", "text": 3}[spec.kind]
-    with pytest.raises(ValueError, match=spec.name):
-        make_dataset(name, {spec.name: bad})
+def test_entry_rejects_bad_values_naming_the_parameter(name):
+    params = CATALOG[name].params
+    for pname in public_parameters(params):
+        bad = _bad_value(params.param[pname])
+        with pytest.raises(ValueError, match=rf"^{pname} must be .*; got "):
+            make_dataset(name, {pname: bad})
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_entry_out_of_bounds_is_refused(name):
+    params = CATALOG[name].params
+    for pname in public_parameters(params):
+        bounds = getattr(params.param[pname], "bounds", None)
+        if bounds and bounds[1] is not None:
+            with pytest.raises(ValueError, match=rf"{pname} must be .* in \["):
+                make_dataset(name, {pname: str(bounds[1] * 10 + 1)})
+
+
+@pytest.mark.parametrize("name", sorted(CATALOG))
+def test_entry_at_its_maxima_is_refused_by_the_budget_or_builds_within_it(name):
+    entry = CATALOG[name]
+    maxima = {}
+    for pname in public_parameters(entry.params):
+        bounds = getattr(entry.params.param[pname], "bounds", None)
+        if bounds and bounds[1] is not None:
+            maxima[pname] = bounds[1]
+    try:
+        data = make_dataset(name, maxima, random_state=0)
+    except ValueError as exc:
+        assert "budget" in str(exc) and f"{MAX_VALUES:,}" in str(exc)
+        return
+    assert data.n_samples * data.n_features <= MAX_VALUES
+    assert data.n_samples <= MAX_ROWS and data.n_tasks <= MAX_TASKS
+    rows, features, tasks = entry.size(entry.values(maxima))
+    assert data.n_samples <= rows and data.n_features <= features   # an upper bound
 
 
 def test_unknown_name_and_param():

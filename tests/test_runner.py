@@ -11,26 +11,32 @@ import param
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from explorer.app.runner import FitSession, LiveFitRunner, SnapshotRecord
+from explorer.app.runner import FitJob, FitSession, LiveFitRunner, SnapshotRecord
 from explorer.models.base import FitDivergedError, Snapshot
 
 
 class FakeEstimator:
     """fit_iter yields n snapshots; optional delay per step, failure, warning."""
 
-    def __init__(self, n=5, delay=0.0, fail_at=None, exc=ValueError, warn=False):
+    def __init__(self, n=5, delay=0.0, fail_at=None, exc=ValueError, warn=False, size=2):
         self.n, self.delay, self.fail_at, self.exc, self.warn = n, delay, fail_at, exc, warn
+        self.size = size
         self.produced = 0
+        self.threads = set()
 
     def fit_iter(self, X, y, task):
         for i in range(1, self.n + 1):
+            self.threads.add(threading.current_thread().name)
             if self.delay:
                 time.sleep(self.delay)
+            if self.warn == "every step":
+                warnings.warn(f"step {i} is odd", RuntimeWarning, stacklevel=1)
             if self.fail_at == i:
                 raise self.exc(f"boom at step {i}")
             self.produced = i
-            yield Snapshot(step=i, objective=1.0 / i, matrices={"W": np.full((2, 2), i)})
-        if self.warn:
+            yield Snapshot(step=i, objective=1.0 / i,
+                           matrices={"W": np.full((self.size, self.size), float(i))})
+        if self.warn is True:
             warnings.warn("did not converge in 5 iterations", ConvergenceWarning, stacklevel=1)
 
 
@@ -38,10 +44,14 @@ def data():
     return np.zeros((4, 2)), np.zeros(4), np.zeros(4, dtype=int)
 
 
+def job(estimator):
+    return lambda: FitJob(estimator, data())
+
+
 def session(**kw):
     cap = kw.pop("record_cap", 500)
     est = FakeEstimator(**kw)
-    return FitSession(lambda: est, data, record_cap=cap), est
+    return FitSession(job(est), record_cap=cap), est
 
 
 def test_idle_running_done():
@@ -143,11 +153,54 @@ def test_errors_are_captured_with_message(exc):
     assert s.latest().step == 2
 
 
+@pytest.mark.filterwarnings("always::sklearn.exceptions.ConvergenceWarning")
 def test_convergence_warning_is_captured():
     s, _ = session(n=3, warn=True)
     s.run()
     assert s.wait(5) and s.state == "done"
     assert any("ConvergenceWarning" in w and "did not converge" in w for w in s.warnings)
+
+
+@pytest.mark.filterwarnings("always::RuntimeWarning")
+def test_warnings_stay_with_their_worker_and_survive_a_failure():
+    # two sessions fitting at once: each keeps its own warnings; the filters are untouched
+    filters_before = list(warnings.filters)
+    a, _ = session(n=20, delay=0.002, warn="every step")
+    b, _ = session(n=5, delay=0.002, warn="every step", fail_at=5)
+    a.run()
+    b.run()
+    assert a.wait(10) and b.wait(10)
+    assert a.state == "done" and b.state == "error"
+    assert len(a.warnings) == 20 and len(b.warnings) == 5     # kept although b failed
+    assert all("RuntimeWarning" in w for w in a.warnings + b.warnings)
+    assert warnings.filters == filters_before
+    with pytest.warns(RuntimeWarning, match="main thread"):   # other threads unaffected
+        warnings.warn("main thread", RuntimeWarning, stacklevel=1)
+
+
+def test_estimator_and_data_are_built_on_the_callers_thread():
+    built_on = []
+
+    def prepare():
+        built_on.append(threading.current_thread().name)
+        return FitJob(est, data(), after=lambda model: ("after", threading.current_thread().name))
+
+    est = FakeEstimator(n=3)
+    s = FitSession(prepare)
+    s.run()
+    assert s.wait(5) and s.state == "done"
+    assert built_on == [threading.current_thread().name]
+    assert est.threads == {"LiveFitRunner"} and s.result == ("after", "LiveFitRunner")
+
+
+def test_record_is_bounded_in_bytes():
+    s, _ = session(n=200, size=100)   # 80 kB a snapshot
+    s.record.max_bytes = 2_000_000
+    s.run()
+    assert s.wait(10) and s.state == "done"
+    assert s.record.nbytes <= 2_000_000 and len(s.record) < 40
+    steps = [snap.step for snap in s.record.items()]
+    assert steps[0] == 1 and steps[-1] == 200 and steps == sorted(steps)
 
 
 def test_speed_throttles_worker():
@@ -163,7 +216,8 @@ def test_speed_throttles_worker():
 def test_runner_renders_newest_and_reports_errors():
     rendered, finished = [], []
     est = FakeEstimator(n=6)
-    runner = LiveFitRunner(lambda: est, data, rendered.append, finished.append)
+    runner = LiveFitRunner(job(est), rendered.append,
+                           lambda model, result: finished.append(model))
     runner._speed.value = "unthrottled"
     runner.session.run()
     assert runner.session.wait(5)
@@ -174,8 +228,11 @@ def test_runner_renders_newest_and_reports_errors():
     assert runner._scrub.end == 5 and not runner._scrub.disabled
     runner.scrub_to(1)  # scrub back: renders that snapshot, stops following
     assert rendered[-1].step == 2 and not runner._following
+    assert "step 2" in runner.status and "the fit is at step 6" in runner.status
+    runner.scrub_to(0)  # the very first recorded snapshot, labelled with its solver step
+    assert rendered[-1].step == 1 and "step 1," in runner.status
 
-    failing = LiveFitRunner(lambda: FakeEstimator(n=5, fail_at=2), data, lambda s: None)
+    failing = LiveFitRunner(job(FakeEstimator(n=5, fail_at=2)), lambda s: None)
     failing.session.run()
     assert failing.session.wait(5)
     failing.poll()
@@ -189,7 +246,7 @@ def test_render_exception_does_not_kill_run():
         calls.append(snap.step)
         raise KeyError("bad view")
 
-    runner = LiveFitRunner(lambda: FakeEstimator(n=20, delay=0.002), data, render)
+    runner = LiveFitRunner(job(FakeEstimator(n=20, delay=0.002)), render)
     runner._speed.value = "unthrottled"
     runner.session.run()
     while runner.session.active:
@@ -202,7 +259,7 @@ def test_render_exception_does_not_kill_run():
 
 def test_step_button_path_and_reset():
     rendered = []
-    runner = LiveFitRunner(lambda: FakeEstimator(n=4), data, rendered.append)
+    runner = LiveFitRunner(job(FakeEstimator(n=4)), rendered.append)
     runner.step()  # no server: waits and renders synchronously
     assert rendered[-1].step == 1 and runner.session.state == "paused"
     runner.reset()
@@ -210,6 +267,7 @@ def test_step_button_path_and_reset():
     assert threading.active_count() >= 1
 
 
+@pytest.mark.filterwarnings("always::sklearn.exceptions.ConvergenceWarning")
 def test_real_regularized_model_runs():
     from explorer.models.regularized import RegularizedMTL
 
@@ -217,7 +275,7 @@ def test_real_regularized_model_runs():
     X = rng.normal(size=(60, 3))
     task = np.repeat([0, 1, 2], 20)
     y = (X[:, 0] > 0).astype(int)
-    s = FitSession(lambda: RegularizedMTL(max_iter=20), lambda: (X, y, task))
+    s = FitSession(lambda: FitJob(RegularizedMTL(max_iter=20), (X, y, task)))
     s.run()
     assert s.wait(30)
     assert s.state == "done", s.error
@@ -228,7 +286,7 @@ def test_stale_slider_values_do_not_pause_a_run():
     # During a fast run the browser echoes old values of the scrub slider's ``value``; only a
     # user's release (``value_throttled``) may scrub and pause.
     est = FakeEstimator(n=200, delay=0.005)
-    runner = LiveFitRunner(lambda: est, data, lambda s: None)
+    runner = LiveFitRunner(job(est), lambda s: None)
     runner._speed.value = "unthrottled"
     runner.session.run()
     while runner.session.version < 5:
@@ -245,7 +303,7 @@ def test_stale_slider_values_do_not_pause_a_run():
 def test_a_worker_outliving_reset_never_writes_into_the_next_run():
     # a step longer than reset()'s join timeout: the old worker must stay stopped
     slow = FakeEstimator(n=3, delay=0.6)
-    s = FitSession(lambda: slow, data)
+    s = FitSession(job(slow))
     s.run()
     time.sleep(0.1)                 # the worker is inside its first (slow) step
     s.stop(timeout=0.05)            # gives up waiting; the worker is still running

@@ -413,7 +413,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._callback = None
         self._following = True
         self._finished_reported = False
-        self._run_btn = pn.widgets.Button(label="▶ Run", button_type="primary", width=90)
+        self._run_btn = pn.widgets.Button(label="▶ Run", color="primary", width=90)
         self._step_btn = pn.widgets.Button(label="Step", width=70)
         self._pause_btn = pn.widgets.Button(label="Pause", width=70)
         self._reset_btn = pn.widgets.Button(label="Reset", width=70)

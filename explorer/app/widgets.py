@@ -53,7 +53,7 @@ def widget_for(owner, name: str, value: Any) -> tuple[pn.widgets.Widget, str]:
 def _widget_for(owner, name: str, value: Any) -> tuple[pn.widgets.Widget, str]:
     parameter = owner.param[name]
     label = parameter.label or name.replace("_", " ")
-    common = {"name": label, "sizing_mode": "stretch_width"}
+    common = {"label": label, "sizing_mode": "stretch_width"}
     bounds = getattr(parameter, "bounds", None) or (None, None)
     bounded = bounds[0] is not None and bounds[1] is not None
     log = name in getattr(owner, "log_scale", ())

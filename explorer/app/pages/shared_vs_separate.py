@@ -51,8 +51,9 @@ def _loss(data) -> str:
 
 
 def make_model(params, random_state, data):
-    return RegularizedMTL(loss=_loss(data), lambda1=params.coupling, lambda2=params.size,
-                          max_iter=params.max_iter, random_state=random_state)
+    return RegularizedMTL(loss=_loss(data), lambda_deviation=params.coupling,
+                          lambda_common=params.size, max_iter=params.max_iter,
+                          random_state=random_state)
 
 
 def make_separate(params, random_state, data):

@@ -1,0 +1,159 @@
+"""The page kit and the three model pages without a browser: fit, render, baselines, warm refit,
+reset, re-targeting on a data change, scrubbing, the init seed, and the declarations' size."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from explorer.app.kit import ModelPage, ModelPageView
+from explorer.app.pages import PAGES
+from explorer.app.state import ExplorerState
+from explorer.viz.live import ObjectiveView, SnapshotMatrixView, TruthMatrixView
+
+MODEL_PAGES = {p.slug: p for p in PAGES if isinstance(p, ModelPage)}
+DATA_FOR = {"shared_vs_separate": "task_family", "trees": "local_relatedness",
+            "outliers": "outlier_tasks"}
+
+
+def build(slug: str, dataset: str | None = None, **state_params) -> ModelPageView:
+    state = ExplorerState(dataset_name=dataset or DATA_FOR[slug], **state_params)
+    page = MODEL_PAGES[slug].build(state)
+    page.runner._speed.value = "unthrottled"
+    return page
+
+
+def run(page: ModelPageView):
+    runner = page.runner
+    runner.session.run()
+    assert runner.session.wait(60)
+    runner.poll()
+    assert runner.session.state == "done", runner.session.error
+    return runner.session.estimator
+
+
+def view_of(page, cls, key=None):
+    return next(v for v in page.views if isinstance(v, cls) and (key is None or v.key == key))
+
+
+def test_every_model_page_is_a_declaration_of_well_under_150_lines():
+    assert set(MODEL_PAGES) == set(DATA_FOR)
+    for page in MODEL_PAGES.values():
+        source = Path(inspect.getsourcefile(page.make)).read_text().splitlines()
+        code = [line for line in source if line.strip() and not line.strip().startswith("#")]
+        assert len(code) < 150, (page.slug, len(code))
+        assert "LiveFitRunner" not in "\n".join(source)   # the kit owns the runner
+
+
+@pytest.mark.parametrize("slug", sorted(DATA_FOR))
+def test_page_runs_and_compares_with_its_baselines(slug):
+    page = build(slug)
+    model = run(page)
+    series = page.errors.series
+    assert series[0] == "model" and len(series) == 1 + len(MODEL_PAGES[slug].baselines)
+    values = np.array(page.errors.source.data["value"]).reshape(-1, len(series))
+    assert values.shape[0] == page.state.train.n_tasks
+    expected = 1.0 - model.score_per_task(page.state.test.X, page.state.test.y,
+                                          page.state.test.task)
+    np.testing.assert_allclose(values[:, 0], np.nan_to_num(expected))
+    assert "Mean test error: model" in page.summary.object
+
+
+def test_shared_vs_separate_shows_the_learned_similarity_beside_the_truth():
+    page = build("shared_vs_separate")
+    model = run(page)
+    shown = view_of(page, SnapshotMatrixView, "similarity").heatmap.values
+    np.testing.assert_allclose(shown, model.task_relationships()["similarity"])
+    truth = page.state.train.truth
+    np.testing.assert_array_equal(view_of(page, TruthMatrixView, "task_relation").heatmap.values,
+                                  truth["task_relation"])
+    np.testing.assert_allclose(view_of(page, TruthMatrixView, "task_similarity").heatmap.values,
+                               truth["task_similarity"])
+    curve = view_of(page, ObjectiveView).curve.source.data
+    assert curve["x"] == list(range(1, model.n_iter_ + 1))   # every step, though frames skip
+
+
+def test_outliers_page_marks_detection_against_the_truth_and_refits_warm():
+    page = build("outliers")
+    first = run(page)
+    q = view_of(page, SnapshotMatrixView, "Q").heatmap.values
+    np.testing.assert_allclose(q, first.Q_.T)                   # tasks x features
+    truth = page.state.train.truth["outlier_tasks"]
+    bars = next(v for v in page.views if hasattr(v, "bars")).bars
+    for t, outcome in enumerate(bars.source.data["outcome"]):
+        detected = bool(first.outlier_tasks_[t])
+        assert outcome.startswith("outlier" if detected else ("missed" if truth[t] else "shares"))
+    assert "F1 against the truth" in page.summary.object and "Test nMSE" in page.summary.object
+    n_first = first.n_iter_
+    page.params.columns = 1.0          # lambda_columns at its lambda_max: no outlier is left
+    assert page.runner.session.wait(60)
+    page.runner.poll()
+    refit = page.runner.session.estimator
+    assert refit is first and not refit.outlier_tasks_.any()
+    assert np.all(np.array(bars.source.data["score"]) == 0)
+    page.params.columns = 0.5         # a small move from a fitted solution: a warm start
+    assert page.runner.session.wait(60)
+    page.runner.poll()
+    assert page.runner.session.estimator.n_iter_ < n_first
+    page.runner.reset()               # the Reset button: views cleared, warm start dropped
+    assert page._fitted is None and not np.any(view_of(page, SnapshotMatrixView, "Q")
+                                              .heatmap.values)
+
+
+def test_trees_page_grows_node_by_node_and_boosts_through_the_runner():
+    page = build("trees")
+    page.runner.step()
+    page.runner.step()
+    diagram = page.views[0].diagram
+    assert len(diagram.nodes.data["node"]) >= 2
+    model = run(page)
+    page.params.method = "boosting"
+    assert page.runner.session.state == "idle"
+    boosted = run(page)
+    assert type(boosted).__name__ == "MTAdaBoost" and boosted is not model
+    boosting = next(v for v in page.views if type(v).__name__ == "BoostingView")
+    assert boosting.beta_source.data["round"] == list(range(1, boosted.n_iter_ + 1))
+
+
+def test_scrubbing_shows_exactly_the_recorded_snapshot():
+    page = build("trees")
+    run(page)
+    items = page.runner.session.record.items()
+    page.runner.scrub_to(0)
+    diagram = page.views[0].diagram
+    first_nodes = len([t for t in diagram.nodes.data["text"] if t != "pending"])
+    assert first_nodes == len(items[0].info["tree"]) == 1
+    assert re.search(rf"step {items[0].step}\b", page.runner.status)
+    page.runner.scrub_to(len(items) - 1)
+    assert len([t for t in diagram.nodes.data["text"] if t != "pending"]) == \
+        len(items[-1].info["tree"])
+
+
+def test_a_data_change_retargets_the_views_without_new_figures():
+    page = build("shared_vs_separate")
+    figures = [f for v in page.views for f in v.figures]
+    ids = [id(f) for f in figures]
+    run(page)
+    page.state.data_params = {**page.state.current_params(),
+                              "relations": "related,negated,unrelated,related,related"}
+    assert page.state.train.n_tasks == 6
+    assert [id(f) for v in page.views for f in v.figures] == ids
+    heatmap = view_of(page, SnapshotMatrixView, "similarity").heatmap
+    assert heatmap.shape == (6, 6) and list(heatmap.figure.x_range.factors) == \
+        [str(n) for n in page.state.train.task_names]
+    assert page.runner.session.state == "idle" and not np.any(heatmap.values)
+    run(page)
+    assert heatmap.values.shape == (6, 6) and np.any(heatmap.values)
+
+
+def test_the_init_seed_reaches_the_estimator_and_resets_the_run():
+    page = build("trees", init_seed=7)
+    model = run(page)
+    assert model.random_state == 7
+    page.state.init_seed = 8
+    assert page.runner.session.state == "idle"
+    assert run(page).random_state == 8
