@@ -87,6 +87,7 @@ def test_one_class_task_rejected_by_a_classifier():
      r"every task 0\.\.2 needs at least one example; task 1 has none "
      r"\(tasks without examples: \[1, 2\]\)"),
     ({"feature_names": ["x"]}, r"feature_names must have 2 entries; got 1"),
+    ({"feature_names": ["x", "x"]}, r"feature_names must be distinct; got \['x'\] more than once"),
     ({"task_features": [[1.0], [2.0]]}, r"task_features must have shape \(n_tasks=1, "
                                         r"n_task_features\); got shape \(2, 1\)"),
     ({"task_features": [[np.nan]]}, r"task_features must be finite"),

@@ -240,6 +240,9 @@ def check_names(names: Sequence[str] | None, count: int, name: str,
     names = [str(n) for n in names]
     if len(names) != count:
         raise ValueError(f"{name} must have {count} entries; got {len(names)}.")
+    if len(set(names)) != count:  # a name must say which task/feature it is (CSV columns too)
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{name} must be distinct; got {repeated[:5]} more than once.")
     return names
 
 
