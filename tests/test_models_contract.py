@@ -12,6 +12,7 @@ import inspect
 import pickle
 import re
 import warnings
+from collections.abc import Sequence
 
 import cvxpy as cp
 import numpy as np
@@ -129,8 +130,8 @@ def assert_same(a, b, path="estimator"):
         assert isinstance(b, dict) and sorted(a, key=str) == sorted(b, key=str), path
         for key in a:
             assert_same(a[key], b[key], f"{path}[{key!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert isinstance(b, (list, tuple)) and len(a) == len(b), path
+    elif isinstance(a, Sequence) and not isinstance(a, str):
+        assert isinstance(b, Sequence) and len(a) == len(b), path
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same(x, y, f"{path}[{i}]")
     elif isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):

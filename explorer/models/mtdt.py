@@ -11,7 +11,7 @@ The split search lives in :mod:`explorer.solvers.tree_split`. Boosting is in
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from numbers import Integral, Real
 
@@ -57,8 +57,9 @@ class MTDecisionTree(MultiTaskEstimator):
     Attributes
     ----------
     classes_ : list of ndarray, ``classes_[t]`` the sorted labels of task t
-    tree_ : dict of ndarray describing the nodes (see :meth:`_grow`); ``nodes_`` the
-        per-node records also sent in the snapshots
+    tree_ : dict of ndarray describing the nodes (see :meth:`_grow`)
+    nodes_ : NodeRecords
+        The per-node records (dicts, built on first access) also sent in the snapshots.
     n_nodes_, max_depth_ : int
     split_borrowing_ : ndarray of shape (m, m)
         Entry (i, j): weighted information gain task i obtained from splits decided by
@@ -152,46 +153,45 @@ class MTDecisionTree(MultiTaskEstimator):
         starts = offsets[:-1]
         columns = offsets[task] + codes
         task_total = np.bincount(task, weights=weight, minlength=m)
+        n_columns = int(offsets[-1])
+        column_task = np.repeat(np.arange(m), n_classes)
+        column_index = np.arange(n_columns)
         presorted, X_t, bins = self._prepare(X) if prepared is None else prepared
         keep = np.ones(X.shape[0], dtype=bool)
         goes_left = np.zeros(X.shape[0], dtype=bool)
         feature, threshold, left, right, depth_of, parent_of = [], [], [], [], [], []
         leaf_code, value = [], []
-        nodes: list[dict] = []
+        nodes = NodeRecords(offsets, classes)
         borrowing = np.zeros((m, m))
         queue = deque([(0, -1, 0, presorted, np.ones(m, bool), np.zeros(m, np.intp))])
         next_id = 1
         while queue:
             node, parent, depth, sorted_rows, active, parent_major = queue.popleft()
             rows = sorted_rows[0]
-            counts = np.bincount(columns[rows], weights=weight[rows], minlength=offsets[-1])
-            present = np.bincount(columns[rows], minlength=offsets[-1]) > 0
-            n_labels = np.add.reduceat(present.astype(np.intp), starts)
+            node_columns = columns[rows]
+            counts = np.bincount(node_columns, weights=weight[rows], minlength=n_columns)
+            examples = np.bincount(node_columns, minlength=n_columns)
+            n_labels = np.add.reduceat(examples > 0, starts, dtype=np.intp)
+            n_samples = np.add.reduceat(examples, starts)
             task_weight = np.add.reduceat(counts, starts)
-            major = parent_major.copy()
-            shares = np.zeros(m)
-            for j in range(m):
-                if task_weight[j] > 0:
-                    block = counts[offsets[j]:offsets[j + 1]]
-                    major[j] = int(np.argmax(block))
-                    shares[j] = block[major[j]] / task_weight[j]
-            codes_here = np.full(m, -1, dtype=np.intp)
-            leaves = []
-            for j in np.flatnonzero(active):
-                reason = None
-                if n_labels[j] == 0:
-                    reason = "absent"
-                elif n_labels[j] == 1:
-                    reason = "pure"
-                elif purity < 1.0 and shares[j] >= purity:
-                    reason = "purity"
-                if reason is not None:
-                    codes_here[j] = major[j]
-                    leaves.append((int(j), reason))
-            remaining = active & (codes_here < 0)
+            # each task's (first) majority label and its weighted share, vectorised
+            top = np.maximum.reduceat(counts, starts)
+            first_top = np.minimum.reduceat(
+                np.where(counts == top[column_task], column_index, n_columns), starts) - starts
+            weighed = task_weight > 0
+            major = np.where(weighed, first_top, parent_major)
+            shares = np.where(weighed, top / np.where(weighed, task_weight, 1.0), 0.0)
+            absent, pure = active & (n_labels == 0), active & (n_labels == 1)
+            by_purity = active & ~absent & ~pure & (shares >= purity) if purity < 1.0 \
+                else np.zeros(m, bool)
+            stops = absent | pure | by_purity
+            codes_here = np.where(stops, major, -1)
+            leaves = [(int(j), "absent" if absent[j] else "pure" if pure[j] else "purity")
+                      for j in np.flatnonzero(stops)]
+            remaining = active & ~stops
             split = None
             if remaining.any():
-                if np.any(~remaining[task[rows]]):
+                if np.any(n_samples[~remaining] > 0):  # drop the stopped tasks' rows
                     keep[rows] = remaining[task[rows]]
                     sorted_rows = _filter(sorted_rows, keep)
                     keep[rows] = True
@@ -203,23 +203,17 @@ class MTDecisionTree(MultiTaskEstimator):
                 else:
                     split = find_best_split(X, sorted_rows, columns, weight, offsets,
                                             min_samples_leaf=min_leaf, X_t=X_t,
-                                            bins=bins, backend=self._split_backend)
+                                            bins=bins, backend=self._split_backend,
+                                            node_counts=counts * remaining[column_task],
+                                            column_task=column_task)
                     if split is None:
                         stop = "no split"
                 if stop is not None:
                     for j in np.flatnonzero(remaining):
                         codes_here[j] = major[j]
                         leaves.append((int(j), stop))
-            record = {
-                "node": node, "parent": parent, "depth": depth,
-                "side": None if parent < 0 else ("left" if left[parent] == node else "right"),
-                "n_samples": np.bincount(task[rows], minlength=m),
-                "class_counts": [counts[offsets[j]:offsets[j + 1]].copy() for j in range(m)],
-                "active_tasks": np.flatnonzero(active).tolist(),
-                "early_leaves": [{"task": j, "label": classes[j][codes_here[j]], "reason": r}
-                                 for j, r in leaves],
-                "feature": None, "threshold": None, "gains": None, "deciding_task": None,
-            }
+            side = None if parent < 0 else ("left" if left[parent] == node else "right")
+            split_record = None
             feature.append(-1)
             threshold.append(np.nan)
             left.append(-1)
@@ -238,15 +232,7 @@ class MTDecisionTree(MultiTaskEstimator):
                 borrowing[:, decider] += reach * gains
                 feature[node], threshold[node] = chosen.feature, chosen.threshold
                 left[node], right[node] = next_id, next_id + 1
-                record.update(
-                    feature=chosen.feature, threshold=chosen.threshold, deciding_task=decider,
-                    left=next_id, right=next_id + 1,
-                    gains={"task": np.where(remaining, gains, np.nan), "ig_j": chosen.ig_j,
-                           "ig_u": chosen.ig_u, "ig_m": chosen.ig_m,
-                           "best": {c: {"feature": s.feature, "threshold": s.threshold,
-                                        "task": s.task_gains.copy(), "ig_j": s.ig_j,
-                                        "ig_u": s.ig_u, "ig_m": s.ig_m}
-                                    for c, s in split.best.items()}})
+                split_record = (split, chosen, decider, next_id)
                 node_rows = sorted_rows[0]
                 goes_left[node_rows] = X[node_rows, chosen.feature] <= chosen.threshold
                 left_rows, right_rows = partition_sorted_rows(sorted_rows, goes_left)
@@ -254,7 +240,8 @@ class MTDecisionTree(MultiTaskEstimator):
                 queue.append((next_id, node, depth + 1, left_rows, remaining, major))
                 queue.append((next_id + 1, node, depth + 1, right_rows, remaining, major))
                 next_id += 2
-            nodes.append(record)
+            nodes.append((node, parent, depth, side, n_samples, counts, active, remaining,
+                          leaves, codes_here, split_record))
             yield Snapshot(step=len(nodes), matrices=LazyMapping(partial(
                                _borrowing_matrices, borrowing)),
                            info=LazyMapping(partial(_node_info, nodes, len(nodes), criterion,
@@ -407,6 +394,74 @@ def fit_one_per_task(owner, make_model, describe, X, y, task, sample_weight
         yield Snapshot(step=t + 1, info={"task": t, **describe(model)})
     owner.estimators_ = estimators
     owner.classes_ = [model.classes_[0] for model in estimators]
+
+
+class NodeRecords(Sequence):
+    """The node records of a tree, built on first access (``fit`` never pays for them).
+
+    Item ``i`` is node ``i``'s record, a dict: ``node``, ``parent``, ``depth``, ``side``
+    ("left"/"right"/None), ``n_samples`` (m,) examples per task at the node,
+    ``class_counts`` (list of m arrays, weighted label counts), ``active_tasks``,
+    ``early_leaves`` (list of ``{"task", "label", "reason"}``), and for a split ``feature``,
+    ``threshold``, ``deciding_task``, ``left``, ``right`` and ``gains`` (``"task"`` (m,)
+    per-task gains, NaN for tasks not active, ``"ig_j"``, ``"ig_u"``, ``"ig_m"``, and
+    ``"best"`` the best split under every criterion); otherwise these are None. The tree
+    only appends, so a prefix stays valid while it grows.
+    """
+
+    def __init__(self, offsets: np.ndarray, classes: list[np.ndarray]):
+        self._offsets, self._classes = offsets, classes
+        self._raw: list[tuple | None] = []
+        self._built: dict[int, dict] = {}
+
+    def append(self, raw: tuple) -> None:
+        self._raw.append(raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self))[index]
+        if index not in self._built:
+            self._built[index] = self._build(self._raw[index])
+        return self._built[index]
+
+    def __getstate__(self):
+        return {"records": list(self)}
+
+    def __setstate__(self, state):
+        self._raw = [None] * len(state["records"])
+        self._built = dict(enumerate(state["records"]))
+        self._offsets = self._classes = None
+
+    def _build(self, raw: tuple) -> dict:
+        (node, parent, depth, side, n_samples, counts, active, remaining, leaves, codes_here,
+         split_record) = raw
+        offsets, classes = self._offsets, self._classes
+        m = len(classes)
+        record = {
+            "node": node, "parent": parent, "depth": depth, "side": side,
+            "n_samples": n_samples,
+            "class_counts": [counts[offsets[j]:offsets[j + 1]].copy() for j in range(m)],
+            "active_tasks": np.flatnonzero(active).tolist(),
+            "early_leaves": [{"task": j, "label": classes[j][codes_here[j]], "reason": r}
+                             for j, r in leaves],
+            "feature": None, "threshold": None, "gains": None, "deciding_task": None,
+        }
+        if split_record is not None:
+            split, chosen, decider, first_child = split_record
+            record.update(
+                feature=chosen.feature, threshold=chosen.threshold, deciding_task=decider,
+                left=first_child, right=first_child + 1,
+                gains={"task": np.where(remaining, chosen.task_gains, np.nan),
+                       "ig_j": chosen.ig_j, "ig_u": chosen.ig_u, "ig_m": chosen.ig_m,
+                       "best": {c: {"feature": s.feature, "threshold": s.threshold,
+                                    "task": s.task_gains.copy(), "ig_j": s.ig_j,
+                                    "ig_u": s.ig_u, "ig_m": s.ig_m}
+                                for c, s in split.best.items()}})
+        return record
 
 
 def _borrowing_matrices(borrowing: np.ndarray) -> dict[str, np.ndarray]:

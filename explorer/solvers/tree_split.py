@@ -190,7 +190,9 @@ class SplitSearchResult:
 def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
                     weights: np.ndarray, offsets: np.ndarray, *,
                     min_samples_leaf: int = 1, backend: str = "numba",
-                    X_t: np.ndarray | None = None, bins: FeatureBins | None = None
+                    X_t: np.ndarray | None = None, bins: FeatureBins | None = None,
+                    node_counts: np.ndarray | None = None,
+                    column_task: np.ndarray | None = None,
                     ) -> SplitSearchResult | None:
     """Best split of one node under every criterion (``MTIG(S)`` of Sec. 2.4).
 
@@ -221,6 +223,10 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
         search builds per-node class histograms over the values instead of walking sorted
         lists (exact, same splits); ``sorted_rows`` may then be just the node's rows,
         shape (1, n_node).
+    node_counts : ndarray of shape (n_columns,) or None
+        The node's weighted ``(task, label)`` counts when the caller has them (else here).
+    column_task : ndarray of int, shape (n_columns,) or None
+        The task of every column, ``repeat(arange(m), diff(offsets))`` (else here).
 
     Returns
     -------
@@ -233,16 +239,19 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
     n_features, n_node = sorted_rows.shape
     n_columns = int(offsets[-1])
     rows = sorted_rows[0]
-    node_counts = np.bincount(columns[rows], weights=weights[rows], minlength=n_columns)
+    if node_counts is None:
+        node_counts = np.bincount(columns[rows], weights=weights[rows], minlength=n_columns)
     starts = np.asarray(offsets[:-1], dtype=np.intp)
     if backend == "numba":
+        if column_task is None:
+            column_task = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
         if bins is not None:
             return _search_histogram(bins, sorted_rows[0], columns, weights, offsets,
-                                     node_counts, min_samples_leaf)
+                                     node_counts, min_samples_leaf, column_task)
         if X_t is None:
             X_t = np.ascontiguousarray(X.T)
         return _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts,
-                                min_samples_leaf)
+                                min_samples_leaf, column_task)
     node_sum = np.add.reduceat(node_counts, starts)
     node_xlx = np.add.reduceat(xlogx(node_counts), starts)
     n_total = node_sum.sum()
@@ -342,28 +351,31 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray, max_bins: int = 64
     return FeatureBins(np.ascontiguousarray(rank.T), values, n_bins)
 
 
-def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_leaf):
-    column_task = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_leaf,
+                      column_task):
     feature, position, score, task_gains = _histogram_kernel(
         bins.rank, np.ascontiguousarray(rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf))
     if not np.isfinite(score[:3]).any():
         return None
     best = {}
+    thresholds: dict[tuple[int, int], float] = {}
     for k, criterion in enumerate(("ig_m", "ig_j", "ig_u")):
         f, g = int(feature[k]), int(position[k])
-        ranks = bins.rank[rows, f]
-        upper = int(ranks[ranks > g].min())  # the next value present in the node
+        if (f, g) not in thresholds:
+            ranks = bins.rank[rows, f]
+            upper = int(ranks[ranks > g].min())  # the next value present in the node
+            thresholds[f, g] = _threshold(bins.values[f, g], bins.values[f, upper])
         gains = task_gains[k]
         best[criterion] = SplitCandidate(
-            f, _threshold(bins.values[f, g], bins.values[f, upper]), gains,
+            f, thresholds[f, g], gains,
             float(score[3 + k]), float(gains.sum()), float(gains.max()))
     return SplitSearchResult(best=best, node_counts=node_counts)
 
 
-def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, min_leaf):
+def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, min_leaf,
+                     column_task):
     """Run :func:`_split_kernel` and turn its best positions into :class:`SplitCandidate`."""
-    column_task = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
     feature, position, score, task_gains = _split_kernel(
         X_t, np.ascontiguousarray(sorted_rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, int(min_leaf))
