@@ -59,10 +59,12 @@ def _number(pattern: str, text: str) -> tuple[float, ...]:
 
 
 def _check_01(text: str) -> None:
-    stl, shared = _number(r"related tasks, mean error: single-task ([\d.]+), lambda1=0.1 ([\d.]+)",
+    stl, shared = _number(r"related tasks, mean error: single-task ([\d.]+), "
+                          r"lambda_deviation=0.1 ([\d.]+)",
                           text)
     assert shared < stl, "moderate sharing should help the related tasks"
-    stl, pooled = _number(r"negated task error: single-task ([\d.]+), lambda1=10 ([\d.]+)", text)
+    stl, pooled = _number(r"negated task error: single-task ([\d.]+), "
+                          r"lambda_deviation=10 ([\d.]+)", text)
     assert pooled > 0.5 > stl, "strong sharing should wreck the negated task"
 
 

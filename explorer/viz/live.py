@@ -100,7 +100,7 @@ class MatrixHeatmap:
         self.figure = fig = figure(
             x_range=self.col_names, y_range=y_factors, title=title,
             width=width, height=height, toolbar_location=None, tools="",
-            sizing_mode="stretch_width")
+            sizing_mode="fixed")
         self._images = [
             fig.image(image="image", x=0, y=0, dw=c, dh=r, source=self.source,
                       color_mapper=self.color_mapper),
@@ -215,7 +215,7 @@ class CurveView:
         self.source = ColumnDataSource({"x": [], "y": []})
         self.figure = fig = figure(title=title, width=width, height=height, tools="",
                                    toolbar_location=None, y_axis_type=y_axis_type,
-                                   sizing_mode="stretch_width")
+                                   sizing_mode="fixed")
         fig.line("x", "y", source=self.source, line_width=2)
         fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
         fig.add_tools(HoverTool(tooltips=[(x_label, "@x"), (y_label or "value", "@y{0.0000}")]))
@@ -266,7 +266,7 @@ class BarView:
         kwargs = {} if y_range is None else {"y_range": y_range}
         self.figure = fig = figure(x_range=_factor_range(factors), title=title, width=width,
                                    height=height, tools="", toolbar_location=None,
-                                   sizing_mode="stretch_width", **kwargs)
+                                   sizing_mode="fixed", **kwargs)
         fig.vbar(x="x", top="value", width=0.85, source=self.source, fill_alpha="alpha",
                  line_color=None, legend_field="series",
                  fill_color=factor_cmap("x", palette=list(self.COLORS[:len(self.series)]),
@@ -392,6 +392,7 @@ class SnapshotMatrixView(LiveView):
                  layout: str = "tasks x columns", limit=None, **figure):
         self.key, self.columns, self.layout = key, columns, layout
         self.limit = limit
+        figure = {"width": 440, "height": 380, **figure}
         self.heatmap = MatrixHeatmap(["T0"], ["T0"], title=title, **figure)
         self.figures = [self.heatmap.figure]
 

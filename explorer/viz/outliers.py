@@ -81,7 +81,7 @@ class OutlierBars:
         self.figure = fig = figure(
             x_range=self.task_names, title=title or "Outlier score ||q_i|| per task",
             width=width, height=height, tools="", toolbar_location=None,
-            sizing_mode="stretch_width")
+            sizing_mode="fixed")
         renderer = fig.vbar(x="task", top="score", width=0.8, source=self.source,
                             fill_color="color", line_color="line")
         # A marker on the baseline for every task, so a missed outlier (score 0, no bar)
