@@ -101,3 +101,63 @@ def test_adaptive_restart_keeps_the_optimum_and_needs_fewer_iterations():
                 break
         iterations[restart] = step.iteration
     assert iterations[True] < 50_000 and iterations[True] < iterations[False], iterations
+
+
+# ---------------------------------------------------------------- the compiled iteration
+@pytest.mark.parametrize("penalties", [("rows", "columns"), ("rows",), ("columns",), ("l1",),
+                                       ("ridge",)])
+def test_compiled_iteration_follows_the_generic_routine(penalties):
+    """stacked_fista_steps runs the scheme of proximal_gradient_steps (same iterates up to
+    round-off, same Lipschitz doublings), and never mutates an iterate it has yielded."""
+    from explorer.solvers.multitask_least_squares import StackedTasks
+    from explorer.solvers.proximal_operators import (
+        column_norms,
+        prox_columns,
+        prox_l1,
+        prox_rows,
+        row_norms,
+    )
+    from explorer.solvers.stacked_fista import stacked_fista_steps
+
+    rng = np.random.default_rng(4)
+    m, d = 4, 7
+    task = np.repeat(np.arange(m), [6, 11, 8, 9])
+    X = rng.normal(size=(task.size, d))
+    y = X @ rng.normal(size=d) + rng.normal(size=task.size)
+    data = StackedTasks(X, y, task, m)
+    lams = [0.05, 0.2][: len(penalties)]
+    k = len(penalties)
+    operators = {"rows": (prox_rows, lambda B: row_norms(B).sum()),
+                 "columns": (prox_columns, lambda B: column_norms(B).sum()),
+                 "l1": (prox_l1, lambda B: np.abs(B).sum()),
+                 "ridge": (lambda V, step, lam: V / (1 + 2 * step * lam),
+                           lambda B: np.sum(B * B))}
+
+    def blocks(x):
+        return [x[:, b * m:(b + 1) * m] for b in range(k)]
+
+    def smooth(x):
+        value, G = data.value_grad(sum(blocks(x)))
+        return value, np.tile(G, (1, k))
+
+    def prox(v, step):
+        return np.hstack([operators[p][0](B, step, lam)
+                          for p, B, lam in zip(penalties, blocks(v), lams, strict=True)])
+
+    def penalty(x):
+        return sum(lam * operators[p][1](B)
+                   for p, B, lam in zip(penalties, blocks(x), lams, strict=True))
+
+    lipschitz = data.lipschitz_lower_bound()
+    generic = proximal_gradient_steps(np.zeros((d, k * m)), smooth, prox, penalty,
+                                      lipschitz=lipschitz)
+    compiled = stacked_fista_steps(data, penalties, lams, np.zeros((d, k * m)),
+                                   lipschitz=lipschitz)
+    kept = []
+    for _ in range(60):
+        a, b = next(generic), next(compiled)
+        assert a.iteration == b.iteration and a.lipschitz == b.lipschitz
+        assert b.objective == pytest.approx(a.objective, rel=1e-10)
+        np.testing.assert_allclose(b.x, a.x, atol=1e-9)
+        kept.append((b.x, b.x.copy()))
+    assert all(np.array_equal(x, copy) for x, copy in kept)

@@ -55,6 +55,7 @@ from ..solvers.proximal_operators import (
     prox_trace,
     row_norms,
 )
+from ..solvers.stacked_fista import stacked_fista_steps
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = [
@@ -113,6 +114,9 @@ class _StackedProxMTL(MultiTaskEstimator):
 
     _penalties: tuple[str, ...] = ()
     _block_names: tuple[str, ...] = ("W",)
+    #: The blocks' penalty kinds for the compiled iteration (:mod:`explorer.solvers.
+    #: stacked_fista`); None (trace norm) uses the generic proximal-gradient routine.
+    _penalty_kinds: tuple[str, ...] | None = None
 
     def _check_common(self) -> None:
         check_scalar(self.max_iter, "max_iter", kind=int, low=1)
@@ -198,13 +202,18 @@ class _StackedProxMTL(MultiTaskEstimator):
         lambda_max = self._lambda_max(data)
         penalties = self._resolve_penalties(lambda_max, data)
         lams = tuple(penalties[name] for name in self._penalties)
-        smooth, prox, penalty, value = self._problem(data, lams)
         monitor = ConvergenceMonitor(type(self).__name__, tol=float(self.tol),
                                      max_iter=int(self.max_iter))
+        lipschitz = max(data.lipschitz_lower_bound(), 1e-12)
+        if self._penalty_kinds is not None:
+            steps = stacked_fista_steps(data, self._penalty_kinds, lams, self._initial(data),
+                                        lipschitz=lipschitz)
+        else:
+            smooth, prox, penalty, value = self._problem(data, lams)
+            steps = proximal_gradient_steps(self._initial(data), smooth, prox, penalty,
+                                            lipschitz=lipschitz, smooth_value=value)
         last = None
-        for step in proximal_gradient_steps(
-                self._initial(data), smooth, prox, penalty,
-                lipschitz=max(data.lipschitz_lower_bound(), 1e-12), smooth_value=value):
+        for step in steps:
             monitor.record(step.objective,
                            change=step.relative_change if step.iteration > 1 else None)
             last = step
@@ -323,6 +332,7 @@ class RobustMTFL(_StackedProxMTL):
 
     _penalties = ("lambda_rows", "lambda_columns")
     _block_names = ("P", "Q")
+    _penalty_kinds = ("rows", "columns")
 
     def __init__(self, *, lambda_rows="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
@@ -418,6 +428,7 @@ class MultiTaskRidge(_SinglePenaltyMTL):
     """
 
     _penalties = ("lambda_ridge",)
+    _penalty_kinds = ("ridge",)
 
     def __init__(self, *, lambda_ridge="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
@@ -461,6 +472,7 @@ class MultiTaskLassoL1(_SinglePenaltyMTL):
     """
 
     _penalties = ("lambda_l1",)
+    _penalty_kinds = ("l1",)
 
     def __init__(self, *, lambda_l1="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
@@ -504,6 +516,7 @@ class L21MTFL(_SinglePenaltyMTL):
     """
 
     _penalties = ("lambda_rows",)
+    _penalty_kinds = ("rows",)
 
     def __init__(self, *, lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
@@ -547,6 +560,7 @@ class ColumnGroupMTL(_SinglePenaltyMTL):
     """
 
     _penalties = ("lambda_columns",)
+    _penalty_kinds = ("columns",)
 
     def __init__(self, *, lambda_columns="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
@@ -637,6 +651,7 @@ class RMTL(RobustMTFL):
     """
 
     _penalties = ("lambda_trace", "lambda_columns")
+    _penalty_kinds = None
 
     def __init__(self, *, lambda_trace="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,

@@ -1,1 +1,14 @@
-"""solvers."""
+"""Pure numerical routines the estimators call (no estimator state)."""
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's on-disk cache) every compiled kernel on tiny data.
+
+    The app calls this at server start, off the event loop, so no user click pays for
+    compilation: the tree split search (:func:`explorer.solvers.tree_split.warm_up`) and
+    the MFISTA iteration of the rMTFL family (:func:`explorer.solvers.stacked_fista.warm_up`).
+    """
+    from . import stacked_fista, tree_split
+
+    tree_split.warm_up()
+    stacked_fista.warm_up()
