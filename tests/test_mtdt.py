@@ -290,3 +290,12 @@ def test_ig_m_trees_at_least_as_accurate_as_single_task_trees_on_local_relatedne
         print(f"T{t}     " + "  ".join(f"{acc[t]:11.4f}" for acc in table.values()))
     print("avg    " + "  ".join(f"{acc.mean():11.4f}" for acc in table.values()))
     assert table["IG_M"].mean() >= table["single-task"].mean()
+
+
+def test_single_task_baselines_predict_the_dtype_of_y():
+    X, y, task = _two_tasks()
+    codes = np.unique(y, return_inverse=True)[1].ravel()
+    for labels in (y, codes.astype(np.int64), codes.astype(np.float64)):
+        tree = SingleTaskTree(max_depth=2).fit(X, labels, task)
+        boost = SingleTaskAdaBoost(n_estimators=2).fit(X, labels, task)
+        assert tree.predict(X, task).dtype == boost.predict(X, task).dtype == labels.dtype

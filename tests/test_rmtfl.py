@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import MultiTaskLasso
 
-from explorer.compare.metrics import nmse
+from explorer.compare.metrics import detection_scores, nmse
 from explorer.data.synthetic import make_outlier_tasks
 from explorer.models import (
     L21MTFL,
@@ -29,10 +29,8 @@ def _small(seed=0, m=4, d=6, sizes=(8, 11, 9, 12)):
     return X, y, task
 
 
-def _f1(pred, truth):
-    truth = set(np.flatnonzero(truth))
-    tp = len(set(pred) & truth)
-    return 0.0 if tp == 0 else 2 * tp / (len(pred) + len(truth))
+def _f1(estimated, truth):
+    return detection_scores(estimated, truth)["f1"]
 
 
 def test_objective_monotone_and_kkt():
@@ -153,8 +151,8 @@ def test_default_rule_detects_outliers_over_10_seeds():
         ds = make_outlier_tasks(n_tasks=30, n_outliers=10, n_features=200, n_shared_features=40,
                                 n_samples_per_task=20, noise=1.0, random_state=seed)
         est = RobustMTFL().fit(ds.X, ds.y, ds.task)
-        f1s.append(_f1(np.flatnonzero(est.outlier_tasks_), ds.truth["outlier_tasks"]))
-        shared.append(_f1(np.flatnonzero(est.shared_features_), ds.truth["shared_features"]))
+        f1s.append(_f1(est.outlier_tasks_, ds.truth["outlier_tasks"]))
+        shared.append(_f1(est.shared_features_, ds.truth["shared_features"]))
     print(f"outlier F1 mean {np.mean(f1s):.3f}; shared-feature F1 mean {np.mean(shared):.3f}")
     assert np.mean(f1s) >= 0.9
 
@@ -264,3 +262,14 @@ def test_stacked_products_agree_with_the_per_task_definition(layout):
     np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
     r_expected = np.concatenate([Xs[t] @ W[:, t] - y[task == t] for t in range(m)])
     np.testing.assert_allclose(data.residuals(W), r_expected, rtol=1e-12, atol=1e-12)
+
+
+def test_detection_scores_take_the_masks_estimates_and_truth_share():
+    scores = detection_scores(np.array([True, False, True]), np.array([True, True, False]))
+    assert scores["true_positives"] == 1 and scores["f1"] == pytest.approx(0.5)
+    assert detection_scores(np.zeros(3, bool), np.zeros(3, bool))["f1"] == 1.0
+    assert detection_scores(np.zeros(3, bool), np.array([True, False, False]))["f1"] == 0.0
+    with pytest.raises(ValueError, match="estimated must be a 1-D boolean mask"):
+        detection_scores(np.array([0, 2]), np.zeros(3, bool))
+    with pytest.raises(ValueError, match="same shape"):
+        detection_scores(np.zeros(2, bool), np.zeros(3, bool))

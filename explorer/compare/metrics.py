@@ -1,4 +1,5 @@
-"""Regression measures of the rMTFL paper's experiments (Sec. 6.2): nMSE and aMSE.
+"""Regression measures of the rMTFL paper's experiments (Sec. 6.2): nMSE and aMSE; and
+the recovery of a detected set (outlier tasks, shared features) against the truth.
 
 The paper cites [39, 10, 42] for the definitions without restating them; following Chen,
 Zhou & Ye (2011): per task, nMSE_i = MSE_i / Var(y_i) and aMSE_i = MSE_i / mean(y_i^2);
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["nmse", "amse"]
+__all__ = ["nmse", "amse", "detection_scores"]
 
 
 def _per_task(y_true, y_pred, task, denominator) -> float:
@@ -39,3 +40,37 @@ def nmse(y_true, y_pred, task) -> float:
 def amse(y_true, y_pred, task) -> float:
     """Averaged MSE: mean over tasks of MSE_i / mean(y_i^2)."""
     return _per_task(y_true, y_pred, task, lambda v: np.mean(v * v))
+
+
+def detection_scores(estimated, true) -> dict[str, float]:
+    """Precision, recall and F1 of a detected set against the truth, both boolean masks.
+
+    The masks are what the estimators and the generators use (``outlier_tasks_`` /
+    ``truth["outlier_tasks"]`` of shape (m,), ``shared_features_`` /
+    ``truth["shared_features"]`` of shape (d,)). An empty detection of an empty truth scores
+    1.0 everywhere.
+
+    Returns
+    -------
+    dict with ``"precision"``, ``"recall"``, ``"f1"`` (floats) and ``"true_positives"``,
+    ``"detected"``, ``"relevant"`` (counts).
+
+    >>> scores = detection_scores([True, True, False, False], [True, False, True, False])
+    >>> scores["precision"], scores["recall"], scores["f1"]
+    (0.5, 0.5, 0.5)
+    """
+    estimated, true = np.asarray(estimated), np.asarray(true)
+    for name, mask in (("estimated", estimated), ("true", true)):
+        if mask.dtype != bool or mask.ndim != 1:
+            raise ValueError(f"{name} must be a 1-D boolean mask; got dtype {mask.dtype}, "
+                             f"shape {mask.shape}.")
+    if estimated.shape != true.shape:
+        raise ValueError(f"estimated and true must have the same shape; got {estimated.shape}"
+                         f" and {true.shape}.")
+    hits, detected, relevant = int(np.sum(estimated & true)), int(estimated.sum()), \
+        int(true.sum())
+    precision = hits / detected if detected else float(relevant == 0)
+    recall = hits / relevant if relevant else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return {"precision": float(precision), "recall": float(recall), "f1": float(f1),
+            "true_positives": hits, "detected": detected, "relevant": relevant}
