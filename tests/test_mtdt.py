@@ -240,37 +240,6 @@ def test_mtadaboost_ig_m_beats_single_task_adaboost_on_digits_one_vs_rest():
     assert mt_acc.mean() > st_acc.mean()
 
 
-def test_trees_page_steps_scrubs_resets_and_boosts_without_a_browser():
-    import param
-
-    from explorer.app.pages.trees import TreesPage
-    from explorer.data import MultiTaskDataset
-
-    X, y, task = _two_tasks(3, n=150)
-    data = MultiTaskDataset(X, y, task, task_names=["T0", "T1"])
-
-    class State(param.Parameterized):
-        train = param.ClassSelector(class_=MultiTaskDataset)
-        test = param.ClassSelector(class_=MultiTaskDataset)
-
-    train, test = data.split(0.7, random_state=0)
-    page = TreesPage(State(train=train, test=test))
-    assert page.__panel__() is not None
-    runner = page._runner
-    for _ in range(4):
-        runner.step()  # without a server: runs one node on the worker and renders it
-    assert len(page._diagram.nodes.data["x"]) >= 5  # 4 nodes + pending children
-    assert "Nodes grown: 4" in page.status.object
-    runner.scrub_to(1)  # scrub back to the second recorded snapshot
-    assert "Nodes grown: 2" in page.status.object
-    page.criterion.value = "ig_j"  # a new criterion restarts the growth
-    assert page._diagram.nodes.data["x"] == []
-    page._boost()
-    n_rounds = page.boosted_.n_estimators_  # fewer than asked when a tree is perfect
-    assert len(page._curves.error_source.data["round"]) == n_rounds >= 1
-    assert page.boosted_.stop_reason_ in page.boost_note.object
-
-
 def test_ig_m_trees_at_least_as_accurate_as_single_task_trees_on_local_relatedness():
     scores = {name: [] for name in ("single-task", "IG_J", "IG_U", "IG_M")}
     for seed in range(10):
