@@ -71,7 +71,7 @@ def coefficient_scale(data) -> float:
 
 def views():
     size = {"limit": coefficient_scale, "columns": "features", "layout": "columns x tasks",
-            "width": 560, "height": 320}
+            "width": 480, "height": 300}
     return [OutlierScoresView(width=520),
             SnapshotMatrixView("P", "P (shared part): nonzero columns = shared features", **size),
             SnapshotMatrixView("Q", "Q (outlier part): nonzero rows = outlier tasks", **size),
