@@ -104,11 +104,17 @@ def test_adaptive_restart_keeps_the_optimum_and_needs_fewer_iterations():
 
 
 # ---------------------------------------------------------------- the compiled iteration
+@pytest.mark.parametrize("batched", [True, False])
 @pytest.mark.parametrize("penalties", [("rows", "columns"), ("rows",), ("columns",), ("l1",),
                                        ("ridge",)])
-def test_compiled_iteration_follows_the_generic_routine(penalties):
+def test_compiled_iteration_follows_the_generic_routine(penalties, batched, monkeypatch):
     """stacked_fista_steps runs the scheme of proximal_gradient_steps (same iterates up to
-    round-off, same Lipschitz doublings), and never mutates an iterate it has yielded."""
+    round-off, same Lipschitz doublings), batched (8 iterations per compiled call) or not,
+    and never mutates an iterate it has yielded."""
+    from explorer.solvers import stacked_fista
+
+    if not batched:
+        monkeypatch.setattr(stacked_fista, "BATCH_MAX_ENTRIES", 0)
     from explorer.solvers.multitask_least_squares import StackedTasks
     from explorer.solvers.proximal_operators import (
         column_norms,

@@ -205,7 +205,8 @@ class _StackedProxMTL(MultiTaskEstimator):
         monitor = ConvergenceMonitor(type(self).__name__, tol=float(self.tol),
                                      max_iter=int(self.max_iter))
         lipschitz = max(data.lipschitz_lower_bound(), 1e-12)
-        if self._penalty_kinds is not None:
+        # compiled iteration, except where one GEMM per product (shared design) is faster
+        if self._penalty_kinds is not None and data.shared_design is None:
             steps = stacked_fista_steps(data, self._penalty_kinds, lams, self._initial(data),
                                         lipschitz=lipschitz)
         else:

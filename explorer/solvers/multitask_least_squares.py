@@ -78,6 +78,14 @@ class StackedTasks:
         self._row_weight = self.weight[self._row_task]
 
     @property
+    def shared_design(self) -> np.ndarray | None:
+        """The one (n0, d) design all tasks share (the MultiTaskLasso setting), else None.
+
+        Products then go through one GEMM, which is what makes this layout fast.
+        """
+        return self._shared_design
+
+    @property
     def row_task(self) -> np.ndarray:
         """Task id of each stacked row, shape (n_samples,) (non-decreasing)."""
         return self._row_task

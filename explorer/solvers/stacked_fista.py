@@ -20,14 +20,17 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ._fista_kernels import COLUMNS, L1, RIDGE, ROWS, _fista_iteration, _residuals, _value
+from ._fista_kernels import COLUMNS, L1, RIDGE, ROWS, _fista_batch, _residuals, _value
 from .multitask_least_squares import StackedTasks
 from .proximal_gradient import ProximalGradientStep
 
-__all__ = ["PENALTY_KINDS", "stacked_fista_steps", "warm_up"]
+__all__ = ["PENALTY_KINDS", "BATCH_MAX_ENTRIES", "stacked_fista_steps", "warm_up"]
 
 #: Penalty names accepted by :func:`stacked_fista_steps`.
 PENALTY_KINDS = {"ridge": RIDGE, "l1": L1, "rows": ROWS, "columns": COLUMNS}
+#: Designs with at most this many entries run 8 iterations per compiled call (the caller
+#: still gets every iteration); larger ones one per call, so stopping wastes nothing.
+BATCH_MAX_ENTRIES = 50_000
 
 
 def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
@@ -52,7 +55,8 @@ def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
     Yields
     ------
     ProximalGradientStep
-        Its ``x`` is never mutated afterwards (each iteration allocates its own).
+        Its ``x`` is never mutated afterwards (each batch of iterations allocates its
+        own array).
     """
     if not lipschitz > 0 or not np.isfinite(lipschitz):
         raise ValueError(f"lipschitz must be a positive finite number; got {lipschitz!r}.")
@@ -70,18 +74,21 @@ def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
     F_x = f_x + _penalty(x, kinds, lam_arr, m)
     state = np.array([1.0, 1.0, float(lipschitz), F_x, f_x])
     x_prev, z, r_prev, r_z = x, x, r_x, r_x
+    batch = 8 if X.size <= BATCH_MAX_ENTRIES else 1
     iteration = 0
     while True:
-        x, x_prev, z, r_x, r_prev, r_z, trials, change, state = _fista_iteration(
+        xs, stats, x, x_prev, z, r_x, r_prev, r_z, state = _fista_batch(
             X, y, offsets, weight, kinds, lam_arr, x, x_prev, z, r_x, r_prev, r_z, state,
-            monotone, restart, max_line_search)
-        if trials < 0:
-            raise FloatingPointError(
-                f"line search failed after {max_line_search} doublings (L = {state[2]:.3g});"
-                " the data may not be finite.")
-        iteration += 1
-        yield ProximalGradientStep(iteration, x, float(state[3]), float(state[4]),
-                                   float(state[2]), int(trials), float(change))
+            monotone, restart, max_line_search, batch)
+        for b in range(batch):
+            objective, smooth_value, L, trials, change = stats[b].tolist()
+            if trials < 0:
+                raise FloatingPointError(
+                    f"line search failed after {max_line_search} doublings (L = {L:.3g}); "
+                    "the data may not be finite.")
+            iteration += 1
+            yield ProximalGradientStep(iteration, xs[b], objective, smooth_value, L,
+                                       int(trials), change)
 
 
 def _penalty(x: np.ndarray, kinds: np.ndarray, lams: np.ndarray, m: int) -> float:
