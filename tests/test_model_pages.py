@@ -157,3 +157,16 @@ def test_the_init_seed_reaches_the_estimator_and_resets_the_run():
     page.state.init_seed = 8
     assert page.runner.session.state == "idle"
     assert run(page).random_state == 8
+
+
+def test_tiny_data_fits_and_says_what_it_cannot_score():
+    page = build("outliers", train_fraction=0.9)
+    page.state.data_params = {**page.state.current_params(), "n_tasks": 3,
+                              "n_samples_per_task": 3}
+    assert page.state.error == "" and not page.note.visible
+    run(page)
+    assert "too few test examples" in page.summary.object
+    page.state.data_params = {**page.state.current_params(), "n_tasks": 1, "n_outliers": 0,
+                              "n_samples_per_task": 30}
+    run(page)
+    assert "Outlier F1 against the truth" in page.summary.object

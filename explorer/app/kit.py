@@ -246,19 +246,25 @@ class ModelPageView(pn.viewable.Viewer):
 
     def _finished(self, estimator, result: FitResult) -> None:
         self._fitted = estimator
-        errors = {name: np.nan_to_num(values, nan=0.0) for name, values in result.errors.items()}
+        errors = result.errors
         model = errors["model"]
-        text = f"Fitted in {getattr(estimator, 'n_iter_', self.runner.session.version)} steps. " \
-               f"Mean test error: model **{model.mean():.3f}**"
-        better: set[int] = set()
-        for name, values in errors.items():
-            if name == "model":
-                continue
-            text += f", {escape(name)} **{values.mean():.3f}**"
-            better |= set(np.flatnonzero(model < values).tolist())
-        if len(errors) > 1:
-            text += f"; the model is better on {len(better)} of {len(model)} tasks (highlighted)"
-        self.errors.update(errors, highlight=sorted(better))
+        steps = getattr(estimator, "n_iter_", self.runner.session.version)
+        text = f"Fitted in {steps} steps. Mean test error: model **{np.nanmean(model):.3f}**"
+        baselines = [name for name in errors if name != "model"]
+        for name in baselines:
+            text += f", {escape(name)} **{np.nanmean(errors[name]):.3f}**"
+        better: list[int] = []
+        if baselines:
+            best_baseline = np.min([errors[name] for name in baselines], axis=0)
+            better = np.flatnonzero(model < best_baseline).tolist()
+            text += (f"; the model beats every baseline on {len(better)} of {len(model)} tasks "
+                     "(highlighted)")
+        unscored = int(np.sum(np.isnan(model)))
+        if unscored:
+            text += (f"; {unscored} task(s) have too few test examples to score (drawn at 0: "
+                     "use a smaller train fraction)")
+        self.errors.update({name: np.nan_to_num(values, nan=0.0)
+                            for name, values in errors.items()}, highlight=better)
         extra = (self.page.explain(estimator, result, self.state.train, self.state.test)
                  if self.page.explain else "")
         self.summary.object = text + "." + (f" {extra}" if extra else "")

@@ -24,29 +24,15 @@ from bokeh.models import (
     LinearColorMapper,
     Span,
 )
-from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
+
+from .style import DIVERGING, TICK_FONT, ZERO_COLOR, style_figure
 
 __all__ = ["MatrixHeatmap", "CurveView", "BarView", "LiveView", "ObjectiveView",
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 
-ZERO_COLOR = "#d9d9d9"
-"""Fill of cells whose value is exactly 0 (neutral grey)."""
-
-DIVERGING = tuple(reversed(RdBu11))
-"""Red (negative) -> white (0) -> blue (positive), the convention of every matrix in the app."""
-
-FONT = "13pt"
 MAX_TICK_LABELS = 40
-
-
-def _style(fig):
-    fig.title.text_font_size = FONT
-    for axis in (fig.xaxis, fig.yaxis):
-        axis.major_label_text_font_size = "11pt"
-        axis.axis_label_text_font_size = FONT
-    return fig
 
 
 class MatrixHeatmap:
@@ -122,7 +108,7 @@ class MatrixHeatmap:
         # The colour bar makes the fixed limits readable (a cell's value needs no hover).
         fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
                                 major_label_text_font_size="10pt"), "right")
-        _style(fig)
+        style_figure(fig)
         self._style_axes()
 
     def _style_axes(self) -> None:
@@ -131,7 +117,7 @@ class MatrixHeatmap:
         fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
         for axis, n in ((fig.xaxis, c), (fig.yaxis, r)):
             crowded = n > MAX_TICK_LABELS
-            axis.major_label_text_font_size = "0pt" if crowded else "11pt"
+            axis.major_label_text_font_size = "0pt" if crowded else TICK_FONT
             axis.major_tick_line_color = None if crowded else "black"
         small = r <= MAX_TICK_LABELS and c <= MAX_TICK_LABELS
         self._borders.data = {
@@ -219,7 +205,7 @@ class CurveView:
         fig.line("x", "y", source=self.source, line_width=2)
         fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
         fig.add_tools(HoverTool(tooltips=[(x_label, "@x"), (y_label or "value", "@y{0.0000}")]))
-        _style(fig)
+        style_figure(fig)
 
     def update(self, x, y) -> None:
         """Append one point (or equal-length sequences of points)."""
@@ -279,10 +265,10 @@ class BarView:
                               dimension="width", line_dash="dashed", line_color="black",
                               visible=threshold is not None)
         fig.add_layout(self.threshold)
-        _style(fig)
+        style_figure(fig)
         if len(self.series) > 1:  # the legend names the series; per-bar labels only collide
             fig.xaxis.major_label_text_font_size = "0pt"
-            fig.xaxis.group_text_font_size = "11pt"
+            fig.xaxis.group_text_font_size = TICK_FONT
 
     def set_categories(self, categories: Sequence[str]) -> None:
         """Re-target the bars to other tasks, patching the figure in place; values -> 0."""

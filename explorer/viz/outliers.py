@@ -16,6 +16,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
 from .live import LiveView
+from .style import style_figure
 
 __all__ = ["OUTCOME_COLORS", "OutlierBars", "OutlierScoresView", "detection_outcomes"]
 
@@ -104,7 +105,7 @@ class OutlierBars:
         fig.add_layout(Span(location=0.0, dimension="width", line_dash="dashed",
                             line_color="black", line_width=1.5))
         fig.yaxis.axis_label = "||q_i||  (0 = shares the features)"
-        fig.title.text_font_size = "13pt"
+        style_figure(fig)
         self._show_legend()
 
     @staticmethod

@@ -7,6 +7,8 @@ ranges are shared across the tasks for the same reason.
 
 >>> import numpy as np
 >>> from explorer.data import MultiTaskDataset
+
+from . import style
 >>> ds = MultiTaskDataset(np.eye(4), [0, 1, 0, 1], [0, 0, 1, 1])
 >>> Z, labels = project_2d(ds.X, ds.feature_names)
 >>> Z.shape, labels[0].startswith("PC1")
@@ -20,17 +22,16 @@ from collections.abc import Sequence
 import numpy as np
 from bokeh.layouts import gridplot
 from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
-from bokeh.palettes import Category10_10, Category20_20, Viridis256
+from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from explorer.data import MultiTaskDataset
 
+from . import style
+
 __all__ = ["label_colors", "project_2d", "task_scatter_figures", "task_scatter_grid",
            "truth_matrices"]
 
-TITLE_FONT = "14pt"
-AXIS_FONT = "12pt"
-TICK_FONT = "11pt"
 
 
 def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None
@@ -68,16 +69,7 @@ def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None
 
 def label_colors(labels: Sequence) -> dict:
     """A fixed colour per class label (the same label has the same colour in every task)."""
-    palette = Category10_10 if len(labels) <= 10 else Category20_20
-    return {label: palette[i % len(palette)] for i, label in enumerate(labels)}
-
-
-def _style(fig) -> None:
-    fig.title.text_font_size = TITLE_FONT
-    for axis in (fig.xaxis, fig.yaxis):
-        axis.axis_label_text_font_size = AXIS_FONT
-        axis.major_label_text_font_size = TICK_FONT
-    fig.toolbar.logo = None
+    return dict(zip(labels, style.label_colors(len(labels)), strict=True))
 
 
 def _padded_range(values: np.ndarray) -> Range1d:
@@ -116,7 +108,7 @@ def task_scatter_figures(dataset: MultiTaskDataset, *, width: int = 320, height:
                      title=f"{dataset.task_names[t]}  (n = {int(rows.sum())})",
                      tools="pan,wheel_zoom,box_zoom,reset,save", x_axis_label=xlabel,
                      y_axis_label=ylabel)
-        _style(fig)
+        style.style_figure(fig)
         if classification:
             for label, color in colors.items():
                 mask = rows & (dataset.y == label)
@@ -127,7 +119,7 @@ def task_scatter_figures(dataset: MultiTaskDataset, *, width: int = 320, height:
                 fig.scatter("x", "y", source=source, size=7, color=color, alpha=0.75,
                             line_color="white", line_width=0.5, legend_label=f"y = {label}")
             fig.legend.location = "top_left"
-            fig.legend.label_text_font_size = TICK_FONT
+            fig.legend.label_text_font_size = style.TICK_FONT
             fig.legend.background_fill_alpha = 0.6
             fig.legend.click_policy = "hide"
             hover_value = "@label"
@@ -140,7 +132,7 @@ def task_scatter_figures(dataset: MultiTaskDataset, *, width: int = 320, height:
         figures.append(fig)
     if mapper is not None and figures:
         figures[-1].add_layout(ColorBar(color_mapper=mapper, title="y", width=10,
-                                        major_label_text_font_size=TICK_FONT), "right")
+                                        major_label_text_font_size=style.TICK_FONT), "right")
         figures[-1].width = width + 70
     return figures
 

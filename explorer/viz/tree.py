@@ -20,30 +20,17 @@ from collections.abc import Sequence
 
 import numpy as np
 from bokeh.models import ColumnDataSource, HoverTool, Range1d, Span
-from bokeh.palettes import Category10_10, Dark2_8
 from bokeh.plotting import figure
 
 from .live import LiveView
+from .style import label_colors as _label_palette
+from .style import style_figure as _style
+from .style import task_colors
 
 __all__ = ["BoostingCurves", "BoostingView", "GainBars", "GainBarsView", "PartitionLiveView",
            "PartitionView", "TreeDiagram", "TreeDiagramView", "task_colors", "theorem1_boxplot",
            "tree_layout"]
 
-TITLE_FONT = "13pt"
-
-
-def task_colors(n_tasks: int) -> list[str]:
-    """One colour per task (Dark2), distinct from the label colours (Category10)."""
-    return [Dark2_8[t % len(Dark2_8)] for t in range(n_tasks)]
-
-
-def _label_palette(n_labels: int) -> list[str]:
-    return [Category10_10[i % 10] for i in range(n_labels)]
-
-
-def _style(fig) -> None:
-    fig.title.text_font_size = TITLE_FONT
-    fig.toolbar.logo = None
 
 
 def tree_layout(nodes: Sequence[dict]) -> dict[int, tuple[float, float]]:

@@ -14,7 +14,7 @@ import numpy as np
 import param
 
 from explorer.app.kit import ModelPage
-from explorer.compare.metrics import nmse
+from explorer.compare.metrics import detection_scores, nmse
 from explorer.models import MultiTaskLassoL1, MultiTaskRidge, RobustMTFL
 from explorer.viz.live import SnapshotMatrixView, TruthMatrixView, escape
 from explorer.viz.outliers import OutlierScoresView
@@ -88,16 +88,14 @@ def explain(model, result, data, test) -> str:
             f"{data.n_features}.")
     truth = data.truth or {}
     if truth.get("outlier_tasks") is not None:
-        true_out, found_out = np.asarray(truth["outlier_tasks"]), model.outlier_tasks_
-        hits = int(np.sum(true_out & found_out))
-        total = int(true_out.sum() + found_out.sum())
-        f1 = 1.0 if total == 0 else 2 * hits / total
+        f1 = detection_scores(model.outlier_tasks_, np.asarray(truth["outlier_tasks"]))["f1"]
         text += f" Outlier F1 against the truth: **{f1:.2f}**."
     if truth.get("shared_features") is not None:
-        true_shared = np.asarray(truth["shared_features"])
-        hit = int(np.sum(true_shared & shared))
-        text += (f" True shared features recovered: **{hit} of {int(true_shared.sum())}** "
-                 f"({int(shared.sum()) - hit} extra).")
+        found = detection_scores(shared, np.asarray(truth["shared_features"]))
+        text += (f" True shared features recovered: **{found['true_positives']} of "
+                 f"{found['relevant']}** ({found['detected'] - found['true_positives']} extra).")
+    if np.min(test.task_sizes) < 2:
+        return text + " Test nMSE: too few test examples per task."
     score = nmse(test.y, model.predict(test.X, test.task), test.task)
     return text + f" Test nMSE: **{score:.3f}** after {model.n_iter_} iterations."
 

@@ -1,0 +1,46 @@
+"""The one style of every figure in the app: fonts readable on a projector, the colours of
+tasks and labels, and the diverging map every signed matrix uses.
+
+* Matrices: red (negative) -> white (0) -> blue (positive), fixed symmetric limits, exact
+  zeros grey (:data:`ZERO_COLOR`), tasks as rows.
+* Tasks: :func:`task_colors` (Dark2), distinct from class labels: :func:`label_colors`
+  (Category10, Category20 past ten labels).
+"""
+
+from __future__ import annotations
+
+from bokeh.palettes import Category10_10, Category20_20, Dark2_8, RdBu11
+
+__all__ = ["AXIS_FONT", "DIVERGING", "TICK_FONT", "TITLE_FONT", "ZERO_COLOR", "label_colors",
+           "style_figure", "task_colors"]
+
+TITLE_FONT = "13pt"
+AXIS_FONT = "12pt"
+TICK_FONT = "11pt"
+
+DIVERGING = tuple(reversed(RdBu11))
+"""Red (negative) -> white (0) -> blue (positive), the convention of every matrix in the app."""
+
+ZERO_COLOR = "#d9d9d9"
+"""Fill of cells whose value is exactly 0 (neutral grey)."""
+
+
+def task_colors(n_tasks: int) -> list[str]:
+    """One colour per task (Dark2), distinct from the label colours (Category10)."""
+    return [Dark2_8[t % len(Dark2_8)] for t in range(n_tasks)]
+
+
+def label_colors(n_labels: int) -> list[str]:
+    """One colour per class label (Category10; Category20 past ten labels)."""
+    palette = Category10_10 if n_labels <= 10 else Category20_20
+    return [palette[i % len(palette)] for i in range(n_labels)]
+
+
+def style_figure(fig):
+    """Fonts of the title, axis labels and ticks; no Bokeh logo. Returns ``fig``."""
+    fig.title.text_font_size = TITLE_FONT
+    for axis in (fig.xaxis, fig.yaxis):
+        axis.axis_label_text_font_size = AXIS_FONT
+        axis.major_label_text_font_size = TICK_FONT
+    fig.toolbar.logo = None
+    return fig
