@@ -105,6 +105,12 @@ class ModelPage:
         return ""
 
 
+def _mean(values: np.ndarray) -> str:
+    """The mean of the scored tasks, formatted ('n/a' when none could be scored)."""
+    scored = values[~np.isnan(values)]
+    return f"{scored.mean():.3f}" if scored.size else "n/a"
+
+
 def per_task_error(estimator, data) -> np.ndarray:
     """Per-task test error, shape (m,): 1 - accuracy (classifiers) or 1 - R^2 (regressors)."""
     return 1.0 - estimator.score_per_task(data.X, data.y, data.task)
@@ -249,10 +255,10 @@ class ModelPageView(pn.viewable.Viewer):
         errors = result.errors
         model = errors["model"]
         steps = getattr(estimator, "n_iter_", self.runner.session.version)
-        text = f"Fitted in {steps} steps. Mean test error: model **{np.nanmean(model):.3f}**"
+        text = f"Fitted in {steps} steps. Mean test error: model **{_mean(model)}**"
         baselines = [name for name in errors if name != "model"]
         for name in baselines:
-            text += f", {escape(name)} **{np.nanmean(errors[name]):.3f}**"
+            text += f", {escape(name)} **{_mean(errors[name])}**"
         better: list[int] = []
         if baselines:
             best_baseline = np.min([errors[name] for name in baselines], axis=0)
