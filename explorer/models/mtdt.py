@@ -19,6 +19,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_scalar
+from ..solvers._tree_kernels import _node_statistics
 from ..solvers.tree_split import (
     CRITERIA,
     feature_bins,
@@ -27,7 +28,11 @@ from ..solvers.tree_split import (
 )
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 
-__all__ = ["MTDecisionTree", "SingleTaskTree"]
+__all__ = ["MTDecisionTree", "SingleTaskTree", "NodeRecords"]
+
+#: Early-leaf reasons by the code :func:`~explorer.solvers._tree_kernels._node_statistics`
+#: returns (0: the task goes on).
+_STOP_REASONS = (None, "absent", "pure", "purity")
 
 
 class MTDecisionTree(MultiTaskEstimator):
@@ -150,12 +155,9 @@ class MTDecisionTree(MultiTaskEstimator):
         m = len(classes)
         n_classes = np.array([len(c) for c in classes])
         offsets = np.concatenate([[0], np.cumsum(n_classes)]).astype(np.intp)
-        starts = offsets[:-1]
         columns = offsets[task] + codes
         task_total = np.bincount(task, weights=weight, minlength=m)
-        n_columns = int(offsets[-1])
         column_task = np.repeat(np.arange(m), n_classes)
-        column_index = np.arange(n_columns)
         presorted, X_t, bins = self._prepare(X) if prepared is None else prepared
         keep = np.ones(X.shape[0], dtype=bool)
         goes_left = np.zeros(X.shape[0], dtype=bool)
@@ -163,31 +165,16 @@ class MTDecisionTree(MultiTaskEstimator):
         leaf_code, value = [], []
         nodes = NodeRecords(offsets, classes)
         borrowing = np.zeros((m, m))
-        queue = deque([(0, -1, 0, presorted, np.ones(m, bool), np.zeros(m, np.intp))])
+        queue = deque([(0, -1, 0, presorted, np.ones(m, bool), np.zeros(m, np.int64))])
         next_id = 1
         while queue:
             node, parent, depth, sorted_rows, active, parent_major = queue.popleft()
             rows = sorted_rows[0]
-            node_columns = columns[rows]
-            counts = np.bincount(node_columns, weights=weight[rows], minlength=n_columns)
-            examples = np.bincount(node_columns, minlength=n_columns)
-            n_labels = np.add.reduceat(examples > 0, starts, dtype=np.intp)
-            n_samples = np.add.reduceat(examples, starts)
-            task_weight = np.add.reduceat(counts, starts)
-            # each task's (first) majority label and its weighted share, vectorised
-            top = np.maximum.reduceat(counts, starts)
-            first_top = np.minimum.reduceat(
-                np.where(counts == top[column_task], column_index, n_columns), starts) - starts
-            weighed = task_weight > 0
-            major = np.where(weighed, first_top, parent_major)
-            shares = np.where(weighed, top / np.where(weighed, task_weight, 1.0), 0.0)
-            absent, pure = active & (n_labels == 0), active & (n_labels == 1)
-            by_purity = active & ~absent & ~pure & (shares >= purity) if purity < 1.0 \
-                else np.zeros(m, bool)
-            stops = absent | pure | by_purity
+            counts, n_samples, task_weight, major, reason = _node_statistics(
+                rows, columns, weight, offsets, active, parent_major, purity)
+            stops = reason > 0
             codes_here = np.where(stops, major, -1)
-            leaves = [(int(j), "absent" if absent[j] else "pure" if pure[j] else "purity")
-                      for j in np.flatnonzero(stops)]
+            leaves = [(int(j), _STOP_REASONS[reason[j]]) for j in np.flatnonzero(stops)]
             remaining = active & ~stops
             split = None
             if remaining.any():

@@ -159,7 +159,8 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
 
     One pass over the node's rows fills the histograms (no sorting); each boundary between
     consecutive values is then scored from the cumulated counts. ``position`` is the index
-    of the last value going left.
+    of the last value going left, ``upper`` the index of the next value present in the
+    node (the threshold lies between the two).
     """
     d = rank.shape[1]
     m = offsets.size - 1
@@ -182,6 +183,7 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
     a_joint = _xlx(n_total) - joint_xlx
     best_feature = np.zeros(3, np.int64)
     best_position = np.zeros(3, np.int64)
+    best_upper = np.zeros(3, np.int64)
     best_score = np.full(3, -np.inf)
     best_ig_j = np.zeros(3)
     best_gain = np.zeros((3, m))
@@ -199,6 +201,7 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
             for c in range(K):
                 left[c] += hist[f, g, c]
             n_left_rows += count[f, g]
+            upper = g + 1
             if count[f, g + 1] == 0:
                 # The next value is absent from this node: find the next present one.
                 nxt = g + 1
@@ -206,6 +209,7 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
                     nxt += 1
                 if nxt == n_bins[f]:
                     continue
+                upper = nxt
             if n_left_rows == n:
                 continue
             if n_left_rows < min_leaf or n - n_left_rows < min_leaf:
@@ -247,9 +251,11 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
                     best_score[k] = score
                     best_feature[k] = f
                     best_position[k] = last_present
+                    best_upper[k] = upper
                     best_ig_j[k] = ig_j
                     best_gain[k, :] = gain
-    return best_feature, best_position, np.concatenate((best_score, best_ig_j)), best_gain
+    return (best_feature, best_position, np.concatenate((best_score, best_ig_j)), best_gain,
+            best_upper)
 
 
 @njit(cache=True, nogil=True)
@@ -265,3 +271,54 @@ def _partition_kernel(sorted_rows, goes_left, left, right):  # pragma: no cover 
             else:
                 right[f, b] = r
                 b += 1
+
+
+@njit(cache=True, nogil=True)
+def _node_statistics(rows, columns, weights, offsets, active, parent_major,
+                     purity):  # pragma: no cover - compiled
+    """Per-node counts and the early-leaf decisions of Algorithm 1 (lines 2-6) in one pass.
+
+    Returns ``counts`` (K,) weighted (task, label) counts, ``n_samples`` (m,) examples per
+    task, ``task_weight`` (m,), ``major`` (m,) each task's first majority label code (the
+    parent's when the task has no weight here) and ``reason`` (m,): 0 the task goes on,
+    1 absent, 2 pure, 3 purity reached (active tasks only).
+    """
+    K = offsets[offsets.size - 1]
+    m = offsets.size - 1
+    counts = np.zeros(K)
+    examples = np.zeros(K, np.int64)
+    for i in range(rows.size):
+        r = rows[i]
+        c = columns[r]
+        counts[c] += weights[r]
+        examples[c] += 1
+    n_samples = np.zeros(m, np.int64)
+    task_weight = np.zeros(m)
+    major = parent_major.copy()
+    reason = np.zeros(m, np.int64)
+    for j in range(m):
+        labels = 0
+        top = -1.0
+        top_code = 0
+        total = 0.0
+        n = 0
+        for c in range(offsets[j], offsets[j + 1]):
+            total += counts[c]
+            n += examples[c]
+            if examples[c] > 0:
+                labels += 1
+            if counts[c] > top:
+                top = counts[c]
+                top_code = c - offsets[j]
+        n_samples[j] = n
+        task_weight[j] = total
+        if total > 0.0:
+            major[j] = top_code
+        if active[j]:
+            if labels == 0:
+                reason[j] = 1
+            elif labels == 1:
+                reason[j] = 2
+            elif purity < 1.0 and total > 0.0 and top / total >= purity:
+                reason[j] = 3
+    return counts, n_samples, task_weight, major, reason

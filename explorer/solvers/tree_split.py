@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._tree_kernels import _histogram_kernel, _partition_kernel, _split_kernel
+from ._tree_kernels import _histogram_kernel, _node_statistics, _partition_kernel, _split_kernel
 
 __all__ = [
     "CRITERIA",
@@ -343,32 +343,26 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray, max_bins: int = 64
         return None
     rank = np.empty_like(step)
     np.put_along_axis(rank, presorted, step, axis=1)
-    values = np.empty((X.shape[1], int(n_bins.max())))
-    for f in range(X.shape[1]):
-        distinct = sorted_values[f][np.concatenate([[True], step[f, 1:] != step[f, :-1]])]
-        values[f, : distinct.size] = distinct
-        values[f, distinct.size:] = distinct[-1]
+    # values[f, step[f, i]] = sorted_values[f, i] (equal values land on the same bin); the
+    # padding past a feature's last bin repeats its largest value
+    values = np.repeat(sorted_values[:, -1:], int(n_bins.max()), axis=1)
+    values[np.arange(X.shape[1])[:, None], step] = sorted_values
     return FeatureBins(np.ascontiguousarray(rank.T), values, n_bins)
 
 
 def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_leaf,
                       column_task):
-    feature, position, score, task_gains = _histogram_kernel(
+    feature, position, score, task_gains, upper = _histogram_kernel(
         bins.rank, np.ascontiguousarray(rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf))
     if not np.isfinite(score[:3]).any():
         return None
     best = {}
-    thresholds: dict[tuple[int, int], float] = {}
     for k, criterion in enumerate(("ig_m", "ig_j", "ig_u")):
         f, g = int(feature[k]), int(position[k])
-        if (f, g) not in thresholds:
-            ranks = bins.rank[rows, f]
-            upper = int(ranks[ranks > g].min())  # the next value present in the node
-            thresholds[f, g] = _threshold(bins.values[f, g], bins.values[f, upper])
         gains = task_gains[k]
         best[criterion] = SplitCandidate(
-            f, thresholds[f, g], gains,
+            f, _threshold(bins.values[f, g], bins.values[f, upper[k]]), gains,
             float(score[3 + k]), float(gains.sum()), float(gains.max()))
     return SplitSearchResult(best=best, node_counts=node_counts)
 
@@ -492,3 +486,5 @@ def warm_up() -> None:
     bins = feature_bins(discrete, presorted)
     find_best_split(discrete, presorted[:1], columns, np.ones(16), np.array([0, 2, 4]),
                     bins=bins)
+    _node_statistics(np.arange(16), columns, np.ones(16), np.array([0, 2, 4]),
+                     np.ones(2, bool), np.zeros(2, np.int64), 0.9)
