@@ -128,8 +128,18 @@ class ParamForm(pn.viewable.Viewer):
                 self._apply(name, value)
             except ValueError as exc:
                 self._notify(str(exc), "error")
-                self.show(name, self._current(name))
+                self._revert(name)
         return on_change
+
+    def _revert(self, name: str) -> None:
+        """Put the value in force back into the widget. In a server session this waits for
+        the next tick: Panel does not echo a property back to the browser while it handles
+        the browser's change of it, so the refused text would stay and be sent again."""
+        document = pn.state.curdoc
+        if document is not None and document.session_context is not None:
+            document.add_next_tick_callback(lambda: self.show(name, self._current(name)))
+        else:
+            self.show(name, self._current(name))
 
     def show(self, name: str, value: Any) -> None:
         """Put ``value`` in the widget of ``name`` without applying it."""

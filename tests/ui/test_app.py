@@ -8,6 +8,7 @@ import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from explorer.app.state import UPLOAD_LIMIT_BYTES
 from explorer.data.catalog import CATALOG
@@ -84,7 +85,7 @@ def changed_fingerprint(page, previous, column: str = "x", timeout_s: float = 15
 def test_changing_the_generator_changes_the_tasks_page(app_url, page):
     open_app(page, app_url)
     before_summary, before_points = summary(page).inner_text(), fingerprint(page)
-    assert page.get_by_text("+1 related, -1 negated, 0 unrelated").first.is_visible()
+    page.get_by_text("+1 related, -1 negated, 0 unrelated").first.wait_for()
     choose_dataset(page, "outlier_tasks")
     page.get_by_text("1 marks a task that does not share").first.wait_for()
     page.wait_for_function("(s) => !document.body.innerText.includes(s)",
@@ -141,14 +142,16 @@ def test_bad_values_show_a_message_and_the_app_keeps_working(app_url, page):
     relations.press("Enter")
     toast(page, "siblings").wait_for()
     assert "relations" in toast(page, "siblings").inner_text()
+    expect(relations).to_have_value("related,negated,unrelated")   # back to the value in force
     assert summary(page).inner_text() == before
     # and the app still answers
     box = page.get_by_label("Data seed")
     box.fill("3")
     box.press("Enter")
     page.wait_for_function("() => window.location.search.includes('data_seed=3')")
-
-
+    # each refusal was said once (the toasts of errors stay 12 s)
+    assert page.locator(".notyf__message", has_text="siblings").count() == 1
+    assert page.locator(".notyf__message", has_text="broken.csv").count() == 1
 
 
 def test_trees_page_grows_node_by_node(app_url, page):
@@ -182,7 +185,7 @@ def test_shared_vs_separate_runs_live_and_compares(app_url, page):
     shared, separate = (float(v) for v in re.findall(r"(\d\.\d{3})", note)[:2])
     assert 0.0 <= shared <= 1.0 and 0.0 <= separate <= 1.0
     assert changed_fingerprint(page, before, "image") != before  # the similarity was drawn
-    assert page.get_by_text(re.compile(r"done - step \d+")).first.is_visible()
+    page.get_by_text(re.compile(r"done - step \d+")).first.wait_for()
     if SCREENSHOT:
         page.screenshot(path=SCREENSHOT)
 
