@@ -107,6 +107,7 @@ class ParamForm(pn.viewable.Viewer):
         super().__init__(**params)
         self._owner, self._apply, self._notify, self._current = owner, apply, notify, current
         self._syncing = False
+        self._refused: dict[str, Any] = {}
         self.widgets: dict[str, pn.widgets.Widget] = {}
         for name in names:
             widget, attr = widget_for(owner, name, values[name])
@@ -126,8 +127,13 @@ class ParamForm(pn.viewable.Viewer):
                     raise ValueError(f"{name} needs a value; the field is empty.")
                 value = parse_value(self._owner, name, event.new)
                 self._apply(name, value)
+                self._refused.pop(name, None)
             except ValueError as exc:
-                self._notify(str(exc), "error")
+                # The browser may send the same text twice (Enter, then the change event
+                # after the revert): the user hears about one refusal once.
+                if self._refused.get(name) != event.new:
+                    self._notify(str(exc), "error")
+                self._refused[name] = event.new
                 self._revert(name)
         return on_change
 
