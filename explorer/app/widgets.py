@@ -23,6 +23,8 @@ from explorer.parameters import parse_value
 
 __all__ = ["ParamForm", "widget_for"]
 
+_NOTHING = object()
+
 #: Integer ranges wider than this get a number field instead of a slider (seeds).
 _SLIDER_MAX_SPAN = 100_000
 
@@ -131,7 +133,7 @@ class ParamForm(pn.viewable.Viewer):
             except ValueError as exc:
                 # The browser may send the same text twice (Enter, then the change event
                 # after the revert): the user hears about one refusal once.
-                if self._refused.get(name) != event.new:
+                if self._refused.get(name, _NOTHING) != event.new:
                     self._notify(str(exc), "error")
                 self._refused[name] = event.new
                 self._revert(name)
