@@ -179,12 +179,12 @@ class ConvergenceMonitor:
     def done(self) -> bool:
         return self.converged or self.n_iter >= self.max_iter
 
-    def finish(self, estimator: MultiTaskEstimator, *, warn: bool = True) -> None:
+    def finish(self, estimator: MultiTaskEstimator) -> None:
         """Store ``n_iter_``, ``converged_``, ``objective_history_``; warn if unconverged."""
         estimator.n_iter_ = self.n_iter
         estimator.converged_ = bool(self.converged)
         estimator.objective_history_ = np.asarray(self.history, dtype=np.float64)
-        if warn and not self.converged:
+        if not self.converged:
             warnings.warn(
                 f"{self.who} did not converge in {self.n_iter} iterations "
                 f"(max_iter={self.max_iter}): {self.criterion} {self.last_change:.3g}, "
