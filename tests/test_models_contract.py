@@ -258,7 +258,7 @@ def check_kind_and_extras(make, X, y, task, kind):
         with pytest.raises(NotImplementedError, match="cannot predict for a task unseen"):
             fitted.predict_new_task(X, np.ones(2))
     weights = np.ones(len(y))
-    if est._accepts_sample_weight():
+    if est.accepts_sample_weight:
         weighted = make().fit(X, y, task, sample_weight=weights)
         assert_same(weighted.predict(X, task), fitted.predict(X, task), "unit weights")
     else:

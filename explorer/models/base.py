@@ -239,9 +239,10 @@ class MultiTaskEstimator(BaseEstimator):
         Whether the model transfers to a task unseen in training through
         :meth:`predict_new_task` / :meth:`predict_proba_new_task` (from that task's
         features). False for every model here; TL-TF will be the first.
-    accepts_sample_weight : bool, class attribute
-        Whether ``fit`` uses per-example weights (trees and boosting do); the others raise
-        a ``ValueError`` when given ``sample_weight``.
+    accepts_sample_weight : bool, class attribute (a property on PerTaskEstimator)
+        Whether ``fit`` uses per-example weights (trees and boosting do; PerTaskEstimator
+        when its estimator does); the others raise a ``ValueError`` when given
+        ``sample_weight``.
     """
 
     _estimator_type = "regressor"
@@ -293,15 +294,12 @@ class MultiTaskEstimator(BaseEstimator):
                              f"{features[row, col]} at row {row}, column {col}.")
         return features
 
-    def _accepts_sample_weight(self) -> bool:
-        return self.accepts_sample_weight
-
     def _check_sample_weight(self, sample_weight, n_samples: int):
         """``None`` or a finite non-negative array of shape (n_samples,) with positive sum."""
         who = type(self).__name__
         if sample_weight is None:
             return None
-        if not self._accepts_sample_weight():
+        if not self.accepts_sample_weight:
             raise ValueError(f"{who} does not use sample_weight; fit it without weights.")
         weight = np.asarray(sample_weight, dtype=np.float64)
         if weight.shape != (n_samples,):
@@ -343,7 +341,7 @@ class MultiTaskEstimator(BaseEstimator):
         if self.uses_task_features:
             fit_params["task_features"] = features
         weight = self._check_sample_weight(sample_weight, X.shape[0])
-        if self._accepts_sample_weight():
+        if self.accepts_sample_weight:
             fit_params["sample_weight"] = weight
         return self._run(self._fit_steps(X, y, task, **fit_params), m, X.shape[1])
 

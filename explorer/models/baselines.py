@@ -50,7 +50,9 @@ class PerTaskEstimator(MultiTaskEstimator):
         self.estimator = estimator
         self.random_state = random_state
 
-    def _accepts_sample_weight(self) -> bool:
+    @property
+    def accepts_sample_weight(self) -> bool:  # type: ignore[override]
+        """True when the wrapped estimator's ``fit`` takes ``sample_weight``."""
         return isinstance(self.estimator, BaseEstimator) and has_fit_parameter(
             self.estimator, "sample_weight")
 
