@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import threading
 from urllib.parse import parse_qsl, urlencode
@@ -50,25 +49,24 @@ _warm_lock = threading.Lock()
 _warm_thread: threading.Thread | None = None
 
 
-def warm_up_kernels() -> threading.Thread | None:
-    """Compile the numba kernels in a background thread, once per process.
+def warm_up_kernels() -> threading.Thread:
+    """Compile the numba kernels (:func:`explorer.solvers.warm_up`) and compute the Trees page's
+    Figure 3 in a background thread, once per process, so no user's click waits for them.
 
-    Calls ``explorer.solvers.tree_split.warm_up()`` when that module exists, so a user's first
-    click never waits for a compilation. Returns the thread (None when there is nothing to
-    warm).
+    Returns the thread.
     """
     global _warm_thread
     with _warm_lock:
         if _warm_thread is not None:
             return _warm_thread
-        if importlib.util.find_spec("explorer.solvers.tree_split") is None:
-            return None
 
         def run() -> None:
             try:
-                from explorer.solvers import tree_split
+                from explorer import solvers
+                from explorer.app.pages.trees import figure3_ratios
 
-                tree_split.warm_up()
+                solvers.warm_up()
+                figure3_ratios()
             except Exception:  # a failed warm-up only costs time later
                 log.exception("warming up the compiled kernels failed")
 
