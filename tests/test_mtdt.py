@@ -175,9 +175,10 @@ def test_mtadaboost_stops_when_the_weak_error_exceeds_one_half():
 
 
 def test_live_views_update_in_place_from_snapshots():
+    from explorer.data import MultiTaskDataset
     from explorer.solvers.tree_split import relative_gains
     from explorer.viz.tree import (
-        BoostingCurves,
+        BoostingView,
         GainBars,
         PartitionView,
         TreeDiagram,
@@ -204,13 +205,16 @@ def test_live_views_update_in_place_from_snapshots():
     assert all(len(src.data["left"]) > 0 for src in partition.sources[:len(names)])
     bars.update(snapshots[0].info["node"])
     assert max(bars.source.data["line"]) == 3
-    model = MTAdaBoost(base=MTDecisionTree(max_depth=2), n_estimators=3).fit(X, y, task)
-    curves = BoostingCurves(names)
-    test_err = [[np.mean(p[task == j] != y[task == j]) for j in range(2)]
-                for p in model.staged_predict(X, task)]
-    curves.update(range(1, 4), model.train_errors_, test_err, model.betas_,
-                  model.estimator_errors_)
-    assert len(curves.error_source.data["train_1"]) == 3
+    model = MTAdaBoost(base=MTDecisionTree(max_depth=2), n_estimators=3)
+    curves = BoostingView()
+    curves.set_data(MultiTaskDataset(X, y, task, task_names=names))
+    rounds = list(model.fit_iter(X, y, task))
+    for snap in rounds:
+        curves.update(snap)
+    assert curves.error_source.data["round"] == [s.info["round"] for s in rounds]
+    np.testing.assert_allclose(curves.error_source.data["train_1"],
+                               np.asarray(model.train_errors_)[:, 1])
+    np.testing.assert_allclose(curves.beta_source.data["beta"], model.betas_)
     ratios = relative_gains(20, random_state=0)
     assert all(np.all(r["ig_m"] >= 1 - 1e-9) for r in ratios.values())  # Theorem 1
     assert theorem1_boxplot(ratios) is not None

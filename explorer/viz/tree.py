@@ -10,7 +10,7 @@ them in place (``source.data = ...``), as the live-view pattern of DESIGN.md ask
   (regions coloured by the task's predicted label), over the task's training points;
 * :class:`GainBars` -- the per-task information gains of the chosen split, the deciding
   task highlighted, IG_J / IG_U / IG_M in the title;
-* :class:`BoostingCurves` -- rounds vs per-task training / test error and ``beta_t``;
+* :class:`BoostingView` -- MT-Adaboost round by round: per-task training error, ``beta_t``;
 * :func:`theorem1_boxplot` -- the paper's Figure 3 (static).
 """
 
@@ -27,7 +27,7 @@ from .style import label_colors as _label_palette
 from .style import style_figure as _style
 from .style import task_colors
 
-__all__ = ["BoostingCurves", "BoostingView", "GainBars", "GainBarsView", "PartitionLiveView",
+__all__ = ["BoostingView", "GainBars", "GainBarsView", "PartitionLiveView",
            "PartitionView", "TreeDiagram", "TreeDiagramView", "task_colors", "theorem1_boxplot",
            "tree_layout"]
 
@@ -349,61 +349,6 @@ class GainBars:
         self.ig_j_line.location = float(g["ig_j"])
         self.figure.title.text = (f"node {node['node']}: IG_M {g['ig_m']:.2f}, "
                                   f"IG_U {g['ig_u']:.2f}, IG_J {g['ig_j']:.2f} (dashed)")
-
-
-class BoostingCurves:
-    """Rounds vs per-task training (solid) / test (dashed) error, and ``beta_t``."""
-
-    def __init__(self, task_names, *, width=560, height=280):
-        self.task_names = list(task_names)
-        colors = task_colors(len(task_names))
-        m = len(task_names)
-        self.error_source = ColumnDataSource(self._empty(m))
-        self.beta_source = ColumnDataSource(dict(round=[], beta=[], weak_error=[]))
-        err = figure(width=width, height=height, title="MT-Adaboost: error per task",
-                     x_axis_label="round", y_axis_label="error", tools="save,reset")
-        for j in range(m):
-            err.line("round", f"train_{j}", source=self.error_source, color=colors[j],
-                     line_width=2, legend_label=f"{task_names[j]} train")
-            err.line("round", f"test_{j}", source=self.error_source, color=colors[j],
-                     line_width=2, line_dash="dashed", legend_label=f"{task_names[j]} test")
-        err.legend.label_text_font_size = "8pt"
-        err.add_layout(err.legend[0], "right")
-        err.y_range.start = 0
-        beta = figure(width=width - 140, height=height, title="beta_t and weak error eps_t",
-                      x_axis_label="round", tools="save,reset")
-        beta.line("round", "beta", source=self.beta_source, line_width=2, legend_label="beta_t")
-        beta.scatter("round", "weak_error", source=self.beta_source, color="firebrick",
-                     legend_label="eps_t")
-        beta.add_layout(Span(location=0.5, dimension="width", line_dash="dotted",
-                             line_color="firebrick"))
-        beta.y_range.start = 0
-        beta.legend.label_text_font_size = "8pt"
-        beta.legend.location = "top_left"
-        for fig in (err, beta):
-            _style(fig)
-        self.error_figure, self.beta_figure = err, beta
-
-    @staticmethod
-    def _empty(m):
-        data = {"round": []}
-        for j in range(m):
-            data[f"train_{j}"] = []
-            data[f"test_{j}"] = []
-        return data
-
-    def update(self, rounds, train_errors, test_errors, betas, weak_errors) -> None:
-        """Replace all curves; arrays of shape (n_rounds,) / (n_rounds, m)."""
-        m = len(self.task_names)
-        data = {"round": list(rounds)}
-        train = np.asarray(train_errors, dtype=float).reshape(len(data["round"]), m)
-        test = np.asarray(test_errors, dtype=float).reshape(len(data["round"]), m)
-        for j in range(m):
-            data[f"train_{j}"] = train[:, j].tolist()
-            data[f"test_{j}"] = test[:, j].tolist()
-        self.error_source.data = data
-        self.beta_source.data = dict(round=list(rounds), beta=list(betas),
-                                     weak_error=list(weak_errors))
 
 
 def theorem1_boxplot(ratios: dict[str, dict[str, np.ndarray]], *, width=560, height=300):
