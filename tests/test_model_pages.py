@@ -170,3 +170,16 @@ def test_tiny_data_fits_and_says_what_it_cannot_score():
                               "n_samples_per_task": 30}
     run(page)
     assert "Outlier F1 against the truth" in page.summary.object
+
+
+def test_a_task_with_one_class_gets_a_note():
+    from explorer.data import MultiTaskDataset
+
+    rng = np.random.default_rng(0)
+    X, task = rng.normal(size=(40, 2)), np.repeat([0, 1], 20)
+    y = np.where(task == 0, X[:, 0] > 0, 0).astype(int)      # task 1 has one class
+    data = MultiTaskDataset(X, y, task, task_names=["two", "only <b>one</b>"])
+    problem = MODEL_PAGES["trees"].problem_with(data)
+    assert "two classes" in problem and "only <b>one</b> has one" in problem
+    assert MODEL_PAGES["outliers"].problem_with(data).startswith("Outliers & shared features "
+                                                                 "works with regression")

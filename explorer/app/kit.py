@@ -102,6 +102,13 @@ class ModelPage:
             return (f"{self.title} needs at least {self.min_per_task} training examples per "
                     f"task; the smallest task has {smallest}. Use more examples per task or "
                     "a larger train fraction.")
+        if data.kind == "classification":
+            single = [str(data.task_names[t]) for t in range(data.n_tasks)
+                      if np.unique(data.y[data.task == t]).size < 2]
+            if single:
+                return (f"{self.title} needs two classes in every task's training examples; "
+                        f"{', '.join(single[:5])} {'has' if len(single) == 1 else 'have'} one. "
+                        "Use more examples per task or a larger train fraction.")
         return ""
 
 
