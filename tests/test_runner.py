@@ -312,3 +312,4 @@ def test_a_worker_outliving_reset_never_writes_into_the_next_run():
     time.sleep(1.0)                 # the old worker finishes its step meanwhile
     assert s.version == 0 and len(s.record) == 0 and s.state == "idle"
     assert slow.produced == 1       # it finished that step, then stopped: no second one
+

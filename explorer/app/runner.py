@@ -511,13 +511,18 @@ class LiveFitRunner(pn.viewable.Viewer):
     def poll(self):
         """Render the newest snapshot if it changed; update progress; stop when idle."""
         s = self.session
+        # One reading of the state for the whole tick (the worker may finish meanwhile: a
+        # status written from an older reading than the stop decision would stay stale);
+        # "active" first, so a worker seen gone has already written its final state.
+        active = s.active
+        state = s.state
         if self._following and s.version != self._shown_version:
             snap = s.latest()
             self._shown_version = s.version
             if snap is not None:
                 self._safe_render(snap)
-        self._update_status()
-        if s.state in ("done", "error", "paused", "idle") or not s.active:
+        self._update_status(state=state)
+        if state in ("done", "error", "paused", "idle") or not active:
             self._stop_polling()
             self._finish()
 
@@ -527,13 +532,13 @@ class LiveFitRunner(pn.viewable.Viewer):
         except Exception as exc:  # noqa: BLE001 -- a view bug must not kill the run
             self._notify(f"Rendering failed: {type(exc).__name__}: {exc}", "warning")
 
-    def _update_status(self, shown=None):
+    def _update_status(self, shown=None, state=None):
         s = self.session
         latest = s.latest()
         snap = latest if shown is None else shown
         obj = "" if snap is None or snap.objective is None else f", objective {snap.objective:.5g}"
         n = 0 if snap is None else snap.step
-        text = f"**{s.state}** - step {n}{obj}"
+        text = f"**{s.state if state is None else state}** - step {n}{obj}"
         if shown is not None and latest is not None and shown is not latest:
             text += f" (scrubbed back; the fit is at step {latest.step})"
         self.status = text
