@@ -102,8 +102,10 @@ def serve_live_page():
     from bokeh.models import ColumnDataSource
     from bokeh.plotting import figure
 
-    from explorer.app.runner import LiveFitRunner
+    from explorer.app.runner import FitJob, LiveFitRunner, configure_process
     from explorer.viz.live import CurveView, MatrixHeatmap
+
+    configure_process()
 
     ds = _data()
     tasks, features = list(ds.task_names), list(ds.feature_names)
@@ -129,8 +131,8 @@ def serve_live_page():
         stamp.data = {"step": [snap.step], "made": [stamps.get(snap.step, 0.0)],
                       "rendered": [time.time() * 1000.0], "renders": [renders[0]]}
 
-    runner = LiveFitRunner(lambda: _Stamped(_estimator(MAX_ITER), stamps),
-                           lambda: (ds.X, ds.y, ds.task), render, record_cap=200)
+    runner = LiveFitRunner(lambda: FitJob(_Stamped(_estimator(MAX_ITER), stamps),
+                                          (ds.X, ds.y, ds.task)), render, record_cap=200)
     # the stamp source reaches the browser only as part of a model: a hidden 1-glyph figure
     holder = figure(width=10, height=10, toolbar_location=None, visible=False)
     holder.scatter("step", "renders", source=stamp)
@@ -141,10 +143,10 @@ def serve_live_page():
 
 def solver_alone() -> float:
     """Steps/s of the same fit in a FitSession (BLAS 1 thread), no server, unthrottled."""
-    from explorer.app.runner import FitSession
+    from explorer.app.runner import FitJob, FitSession
 
     ds = _data()
-    session = FitSession(lambda: _estimator(ALONE_STEPS), lambda: (ds.X, ds.y, ds.task))
+    session = FitSession(lambda: FitJob(_estimator(ALONE_STEPS), (ds.X, ds.y, ds.task)))
     start = time.perf_counter()
     session.run()
     session.wait(120)
