@@ -1,0 +1,491 @@
+"""Load benchmark: N concurrent sessions against a real ``panel serve apps/explorer.py``.
+
+Clients: raw Bokeh-protocol websocket clients, all in this one process on one asyncio loop
+(no browser, so the 2-core machine's CPU goes to the server, not to 30 Chromium pages). Each
+client does what a browser does on the wire: ``GET /explorer?...`` (the server builds the
+session's document and returns the page with the session token), opens
+``/explorer/ws`` with that token, sends ``PULL-DOC-REQ`` (the server serialises the whole
+document), sends the ``document_ready`` event (Panel's ``onload`` callbacks run on it), then
+patches widget values with ``PATCH-DOC`` ``ModelChanged`` events exactly as BokehJS does when
+a user edits a field. Nothing is drawn: browser-side rendering cost is not in these numbers.
+
+Two kinds of session (``--fitters``, default 1 in 6):
+
+* **changers** (the rest) sit on a page (``--pages`` cycled over the sessions) and change the
+  sidebar's *Data seed* field every ``--interval`` s (default 2) for ``--duration`` s
+  (default 120). A change's **round trip** is: ``PATCH-DOC`` sent -> the server has sent the
+  URL with the new ``data_seed`` (``Location.search``) *and* the page's busy indicator is off
+  again (the last ``css_classes`` change of Panel's loading indicator has no ``spin``), i.e.
+  every patch the change caused has reached the client. The next change is sent ``--interval``
+  s after the previous one was sent, or at once when its round trip took longer. A change
+  without an answer within ``--timeout`` s (default 30) counts as a timeout (and the session
+  moves on to its next change).
+* **fitters** open the Outliers page on ``outlier_tasks`` data (defaults, or ``--fit-data``),
+  set Speed to ``unthrottled`` and press ``▶ Run``, and press it again whenever the status says
+  ``done``: a live fit all the time. They report the patches (frames) they receive per second.
+
+Printed: ``sessions``, ``p50_s`` / ``p95_s`` / ``max_s`` of the changers' round trips,
+``changes``, ``errors`` (failed HTTP requests, closed websockets, ``ERROR`` replies),
+``timeouts``, ``open_all_s`` (start -> every session connected), the server's RSS (sum over
+the ``panel serve`` process and its children, sampled every 0.5 s): ``memory_before_mb``
+(after a warm-up session, before the load), ``memory_peak_mb``, ``memory_after_mb`` (``--after``
+s, default 60, after every client closed) and ``memory_after_ratio`` (after / before), the
+server's CPU (cores used during the load) and the clients' own CPU (this process: cores used
+during the load) so the numbers can be interpreted.
+
+Run: ``.venv/bin/python benchmarks/bench_load.py [--sessions 30] [--num-procs 1] [--json]``
+(about ``open + duration + after`` s, ~4 minutes at the defaults). ``--profile FILE`` runs the
+server under ``py-spy record`` (when installed; ``--num-procs 1`` only) and writes its flame
+graph (or, with a ``.txt`` name, the ``raw`` collapsed stacks) there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlencode
+
+import numpy as np
+import psutil
+from bokeh.protocol import Protocol
+from bokeh.protocol.receiver import Receiver
+from tornado.httpclient import AsyncHTTPClient, HTTPRequest
+from tornado.websocket import websocket_connect
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_TITLE = "Data seed"
+FIT_PAGE = "outliers"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_server(num_procs: int, profile: str | None):
+    port = free_port()
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--port", str(port),
+           "--address", "127.0.0.1", f"--allow-websocket-origin=localhost:{port}",
+           f"--allow-websocket-origin=127.0.0.1:{port}", "--num-procs", str(num_procs)]
+    if profile:
+        spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        fmt = "raw" if profile.endswith(".txt") else "flamegraph"
+        cmd = [spy, "record", "--subprocesses", "--rate", "50", "--format", fmt, "-o", profile,
+               "--"] + cmd
+    log = open(f"/tmp/bench_load_server_{port}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    import urllib.request
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"panel serve exited ({proc.returncode}); see {log.name}")
+        try:
+            with urllib.request.urlopen(base + "/explorer", timeout=30) as response:
+                if response.status == 200:
+                    return proc, base, log.name
+        except OSError:
+            time.sleep(0.3)
+    proc.terminate()
+    raise RuntimeError("panel serve did not start within 120 s")
+
+
+def server_processes(proc) -> list[psutil.Process]:
+    try:
+        root = psutil.Process(proc.pid)
+        return [root] + root.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def server_rss_mb(proc) -> float:
+    total = 0
+    for p in server_processes(proc):
+        try:
+            if p.name().startswith("py-spy"):
+                continue
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total / 2**20
+
+
+def server_cpu_s(proc) -> float:
+    total = 0.0
+    for p in server_processes(proc):
+        try:
+            if p.name().startswith("py-spy"):
+                continue
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def _walk(obj, out: dict) -> None:
+    if isinstance(obj, dict):
+        if obj.get("type") == "object" and "id" in obj:
+            out[obj["id"]] = obj
+        for value in obj.values():
+            _walk(value, out)
+    elif isinstance(obj, list):
+        for value in obj:
+            _walk(value, out)
+
+
+class Client:
+    """One session on the wire (see the module docstring)."""
+
+    def __init__(self, base: str, query: dict, stats: dict, timeout: float):
+        self.base, self.query, self.stats, self.timeout = base, query, stats, timeout
+        self.models: dict = {}
+        self.ws = None
+        self.search = ""
+        self.busy = False
+        self.status = ""
+        self.status_id = None
+        self.frames = 0
+        self.changed = asyncio.Event()
+        self.closed = False
+
+    async def open(self) -> None:
+        url = f"{self.base}/explorer?{urlencode(self.query)}"
+        response = await AsyncHTTPClient().fetch(url, request_timeout=300)
+        token = re.search(r'"token":"([^"]+)"', response.body.decode()).group(1)
+        ws_url = self.base.replace("http", "ws", 1) + "/explorer/ws"
+        request = HTTPRequest(ws_url, headers={"Origin": self.base}, request_timeout=300)
+        self.ws = await websocket_connect(request, subprotocols=["bokeh", token],
+                                          max_message_size=1 << 30)
+        self.receiver = Receiver(Protocol())
+        ack = await self.read()
+        if ack is None or ack.msgtype != "ACK":
+            raise RuntimeError(f"no ACK: {ack and ack.msgtype}")
+        self.send("PULL-DOC-REQ", {})
+        reply = await self.read()
+        if reply is None or reply.msgtype != "PULL-DOC-REPLY":
+            raise RuntimeError(f"no PULL-DOC-REPLY: {reply and reply.msgtype}")
+        _walk(reply.content, self.models)
+        for model in self.models.values():
+            attrs = model.get("attributes", {})
+            if model.get("name", "").endswith("Location"):
+                self.search = attrs.get("search", "")
+        self.send_event("document_ready", [])
+        asyncio.get_running_loop().create_task(self.listen())
+
+    def find(self, **match) -> str:
+        for mid, model in self.models.items():
+            attrs = model.get("attributes", {})
+            if all(attrs.get(k) == v for k, v in match.items()):
+                return mid
+        raise LookupError(f"no model with {match}")
+
+    async def read(self):
+        while True:
+            fragment = await self.ws.read_message()
+            if fragment is None:
+                return None
+            message = await self.receiver.consume(fragment)
+            if message is not None:
+                return message
+
+    def send(self, msgtype: str, content) -> None:
+        self.ws.write_message(json.dumps({"msgid": uuid.uuid4().hex, "msgtype": msgtype}))
+        self.ws.write_message("{}")
+        self.ws.write_message(json.dumps(content))
+
+    def send_event(self, name: str, entries: list) -> None:
+        self.send("PATCH-DOC", {"events": [{
+            "kind": "MessageSent", "msg_type": "bokeh_event",
+            "msg_data": {"type": "event", "name": name,
+                         "values": {"type": "map", "entries": entries}}}]})
+
+    def set_value(self, model_id: str, attr: str, value) -> None:
+        self.send("PATCH-DOC", {"events": [{"kind": "ModelChanged", "model": {"id": model_id},
+                                            "attr": attr, "new": value}]})
+
+    def click(self, model_id: str) -> None:
+        self.send_event("button_click", [["model", {"id": model_id}]])
+
+    async def listen(self) -> None:
+        try:
+            while True:
+                message = await self.read()
+                if message is None:
+                    break
+                if message.msgtype == "ERROR":
+                    self.stats["errors"] += 1
+                    self.stats["error_kinds"].append(str(message.content)[:200])
+                    continue
+                if message.msgtype != "PATCH-DOC":
+                    continue
+                self.frames += 1
+                events = message.content.get("events", [])
+                for event in events:
+                    if event.get("kind") != "ModelChanged":
+                        continue
+                    attr, new = event.get("attr"), event.get("new")
+                    if attr == "search":
+                        self.search = new
+                    elif attr == "css_classes" and isinstance(new, list) and "loader" in new:
+                        self.busy = "spin" in new
+                    elif (attr == "text" and self.status_id is not None
+                          and event.get("model", {}).get("id") == self.status_id):
+                        self.status = str(new)
+                self.changed.set()
+        except Exception as exc:  # noqa: BLE001
+            self.stats["error_kinds"].append(f"listen: {type(exc).__name__}: {exc}"[:200])
+        if not self.closed:
+            self.stats["errors"] += 1
+            self.stats["error_kinds"].append("websocket closed by the server")
+        self.closed = True
+        self.changed.set()
+
+    async def wait_for(self, predicate, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if self.closed:
+                return False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                return predicate()
+        return True
+
+    def close(self) -> None:
+        self.closed = True
+        if self.ws is not None:
+            self.ws.close()
+
+
+async def run_changer(client: Client, end: float, interval: float, seed0: int) -> None:
+    seed_id = client.find(title=SEED_TITLE)
+    seed = seed0
+    next_send = time.monotonic() + random.uniform(0, interval)
+    while True:
+        await asyncio.sleep(max(0.0, next_send - time.monotonic()))
+        if time.monotonic() >= end or client.closed:
+            return
+        seed += 1
+        key = f"data_seed={seed}&"
+        sent = time.monotonic()
+        next_send = sent + interval
+        client.set_value(seed_id, "value", seed)
+        ok = await client.wait_for(lambda k=key: k in client.search + "&" and not client.busy,
+                                   client.timeout)
+        if ok:
+            client.stats["round_trips"].append(time.monotonic() - sent)
+        elif not client.closed:
+            client.stats["timeouts"] += 1
+
+
+async def run_fitter(client: Client, end: float) -> None:
+    client.status_id = next(mid for mid, m in client.models.items()
+                            if str(m.get("attributes", {}).get("text", "")).find("Ready.") >= 0)
+    run_id = client.find(label="▶ Run")
+    client.set_value(client.find(title="Speed"), "value", "unthrottled")
+    frames0, t0 = client.frames, time.monotonic()
+    while time.monotonic() < end and not client.closed:
+        client.status = ""
+        client.click(run_id)
+        await client.wait_for(lambda: "done" in client.status or time.monotonic() >= end,
+                              max(0.0, end - time.monotonic()))
+    client.stats["fitter_frames_per_s"].append((client.frames - frames0)
+                                               / max(time.monotonic() - t0, 1e-9))
+
+
+async def load(base: str, args, stats: dict) -> dict:
+    n_fit = args.fitters if args.fitters is not None else args.sessions // 6
+    pages = args.pages.split(",")
+    clients: list[Client] = []
+    t_start = time.monotonic()
+
+    async def open_one(i: int) -> Client | None:
+        fitter = i % args.sessions < n_fit
+        if fitter:
+            query = {"page": FIT_PAGE, "data": "outlier_tasks", **args.fit_query}
+        else:
+            query = {"page": pages[i % len(pages)]}
+        client = Client(base, query, stats, args.timeout)
+        client.fitter = fitter
+        try:
+            await client.open()
+        except Exception as exc:  # noqa: BLE001
+            stats["errors"] += 1
+            stats["error_kinds"].append(f"open: {type(exc).__name__}: {exc}"[:200])
+            return None
+        stats["open_s"].append(time.monotonic() - t_start)
+        return client
+
+    # every session starts at once (a class opening the link together), a fitter spread among them
+    order = list(range(args.sessions))
+    opened = await asyncio.gather(*(open_one(i) for i in order))
+    clients = [c for c in opened if c is not None]
+    stats["open_all_s"] = time.monotonic() - t_start
+    load_t0 = time.monotonic()
+    end = load_t0 + args.duration
+    tasks = []
+    for i, client in enumerate(clients):
+        if client.fitter:
+            tasks.append(run_fitter(client, end))
+        else:
+            tasks.append(run_changer(client, end, args.interval, 1000 * (i + 1)))
+    await asyncio.gather(*tasks)
+    stats["load_s"] = time.monotonic() - load_t0
+    for client in clients:
+        client.close()
+    return stats
+
+
+async def sample_memory(proc, out: list, stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        out.append(server_rss_mb(proc))
+        try:
+            await asyncio.wait_for(stop.wait(), 0.5)
+        except asyncio.TimeoutError:
+            pass
+
+
+async def main_async(args) -> dict:
+    proc, base, log_name = start_server(args.num_procs, args.profile)
+    try:
+        # warm-up: one session (imports, numba, first page) so "before" is a served server
+        warm = {"errors": 0, "error_kinds": []}
+        client = Client(base, {}, warm, args.timeout)
+        await client.open()
+        await asyncio.sleep(1.0)
+        client.close()
+        await asyncio.sleep(args.settle)
+        memory_before = server_rss_mb(proc)
+        stats = {"errors": 0, "timeouts": 0, "round_trips": [], "error_kinds": [],
+                 "open_s": [], "fitter_frames_per_s": []}
+        samples: list[float] = []
+        stop = asyncio.Event()
+        sampler = asyncio.get_running_loop().create_task(sample_memory(proc, samples, stop))
+        me = psutil.Process()
+        cpu_me0, cpu_srv0, wall0 = sum(me.cpu_times()[:2]), server_cpu_s(proc), time.monotonic()
+        await load(base, args, stats)
+        wall = time.monotonic() - wall0
+        cpu_me = sum(me.cpu_times()[:2]) - cpu_me0
+        cpu_srv = server_cpu_s(proc) - cpu_srv0
+        stop.set()
+        await sampler
+        await asyncio.sleep(args.after)
+        memory_after = server_rss_mb(proc)
+    finally:
+        if args.profile:
+            # py-spy writes its output when the profiled program exits on SIGINT
+            for p in server_processes(proc)[1:]:
+                try:
+                    p.send_signal(2)
+                except psutil.NoSuchProcess:
+                    pass
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        else:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    trips = stats["round_trips"]
+    n_changes = len(trips) + stats["timeouts"]
+    result = {
+        "client": "raw Bokeh-protocol websocket clients (one asyncio process)",
+        "sessions": args.sessions,
+        "num_procs": args.num_procs,
+        "fitters": args.fitters if args.fitters is not None else args.sessions // 6,
+        "duration_s": args.duration,
+        "interval_s": args.interval,
+        "timeout_s": args.timeout,
+        "sessions_opened": len(stats["open_s"]),
+        "open_all_s": round(stats["open_all_s"], 2),
+        "open_p50_s": round(statistics.median(stats["open_s"]), 2) if stats["open_s"] else None,
+        "changes": n_changes,
+        "changes_per_s": round(len(trips) / max(stats["load_s"], 1e-9), 2),
+        "p50_s": round(float(np.percentile(trips, 50)), 3) if trips else None,
+        "p95_s": round(float(np.percentile(trips, 95)), 3) if trips else None,
+        "max_s": round(max(trips), 3) if trips else None,
+        "errors": stats["errors"],
+        "timeouts": stats["timeouts"],
+        "timeout_ratio": round(stats["timeouts"] / n_changes, 3) if n_changes else None,
+        "fitter_patches_per_s": [round(x, 1) for x in stats["fitter_frames_per_s"]],
+        "memory_before_mb": round(memory_before, 1),
+        "memory_peak_mb": round(max(samples), 1) if samples else None,
+        "memory_after_mb": round(memory_after, 1),
+        "memory_after_ratio": round(memory_after / memory_before, 3),
+        "server_cpu_cores": round(cpu_srv / wall, 2),
+        "client_cpu_cores": round(cpu_me / wall, 2),
+        "client_cpu_s_per_change": round(cpu_me / max(n_changes, 1), 4),
+        "error_kinds": sorted(set(stats["error_kinds"]))[:10],
+        "server_log": log_name,
+    }
+    if args.profile:
+        result["profile"] = args.profile
+    return result
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--num-procs", type=int, default=1)
+    parser.add_argument("--duration", type=float, default=120.0,
+                        help="seconds each session keeps changing (default 120)")
+    parser.add_argument("--interval", type=float, default=2.0)
+    parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--fitters", type=int, default=None,
+                        help="sessions running live fits (default sessions // 6)")
+    parser.add_argument("--fit-data", default="",
+                        help="extra query for the fitters, e.g. 'd.n_tasks=100&d.n_features=500'")
+    parser.add_argument("--pages", default="tasks,shared_vs_separate,trees,outliers",
+                        help="pages the changers sit on, cycled")
+    parser.add_argument("--after", type=float, default=60.0,
+                        help="seconds after every client closed before memory_after (default 60)")
+    parser.add_argument("--settle", type=float, default=5.0)
+    parser.add_argument("--profile", default=None, help="py-spy output file (see docstring)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    args.fit_query = dict(p.split("=", 1) for p in args.fit_data.split("&") if "=" in p)
+    result = asyncio.run(main_async(args))
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{result['sessions']} sessions ({result['fitters']} running live fits), "
+          f"--num-procs {result['num_procs']}, a change every {args.interval:g} s for "
+          f"{args.duration:g} s; clients: {result['client']}")
+    print(f"  all open after {result['open_all_s']} s (median session {result['open_p50_s']} s)")
+    print(f"  change round trip: p50 {result['p50_s']} s, p95 {result['p95_s']} s, max "
+          f"{result['max_s']} s over {result['changes']} changes; {result['timeouts']} timeouts "
+          f"(> {args.timeout:g} s), {result['errors']} errors {result['error_kinds']}")
+    print(f"  fitters' patches/s: {result['fitter_patches_per_s']}")
+    print(f"  server RSS: before {result['memory_before_mb']} MiB, peak "
+          f"{result['memory_peak_mb']} MiB, {args.after:g} s after close "
+          f"{result['memory_after_mb']} MiB (x{result['memory_after_ratio']})")
+    print(f"  CPU during the load: server {result['server_cpu_cores']} cores, clients "
+          f"{result['client_cpu_cores']} cores ({result['client_cpu_s_per_change']} s a change)")
+
+
+if __name__ == "__main__":
+    main()
