@@ -183,3 +183,20 @@ def test_a_task_with_one_class_gets_a_note():
     assert "two classes" in problem and "only <b>one</b> has one" in problem
     assert MODEL_PAGES["outliers"].problem_with(data).startswith("Outliers & shared features "
                                                                  "works with regression")
+
+
+def test_closing_the_app_stops_a_paused_worker_and_releases_the_record():
+    import threading
+
+    from explorer.app import ExplorerApp
+
+    app = ExplorerApp(state=ExplorerState(dataset_name="outlier_tasks", page="outliers"))
+    page = app._built["outliers"]
+    page.runner.step()                       # a stepped fit parks its worker
+    worker = page.runner.session._thread
+    assert worker is not None and worker.is_alive() and len(page.runner.session.record) == 1
+    app.close()
+    worker.join(5)
+    assert not worker.is_alive() and worker not in threading.enumerate()
+    assert len(page.runner.session.record) == 0 and page.runner.session.estimator is None
+    assert app._built == {}

@@ -256,6 +256,14 @@ class ExplorerApp(pn.viewable.Viewer):
         return f"**Data:** {self.state.summary()}"
 
     # ------------------------------------------------------------------ main area
+    def close(self) -> None:
+        """End the session's work: every built page stops its fit and drops its record."""
+        for view in self._built.values():
+            close = getattr(view, "close", None)
+            if close is not None:
+                close()
+        self._built.clear()
+
     def _show_page(self, *events) -> None:
         state = self.state
         page = self.pages[state.page]
@@ -319,6 +327,9 @@ def build_app() -> pn.template.BootstrapTemplate:
     state = ExplorerState(pages={page.slug: page.params for page in PAGES})
     early = _bind_url(state)
     app = ExplorerApp(state=state, pages=PAGES)
+    # A closed tab ends its session: stop its fits (a paused worker would keep the whole
+    # session alive) and let go of what they hold.
+    pn.state.on_session_destroyed(lambda context: app.close())
     state.param.watch(lambda event: _show_notification(*event.new), "notification")
     if early:
         pn.state.onload(lambda: [_show_notification(*notice) for notice in early])

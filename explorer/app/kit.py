@@ -177,6 +177,11 @@ class ModelPageView(pn.viewable.Viewer):
     def __panel__(self):
         return self._layout
 
+    def close(self) -> None:
+        """The session ended: stop the worker (paused or not) and release the record."""
+        self.runner.reset()
+        self._fitted = None
+
     # ------------------------------------------------------------------ data and params
     def _data_changed(self, *_) -> None:
         self._fitted = None

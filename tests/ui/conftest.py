@@ -1,6 +1,6 @@
 """Real-browser fixtures: one ``panel serve apps/explorer.py`` per session, headless Chromium.
 
-* ``app_url``: the served app's URL (``http://localhost:<port>/explorer``); the server is
+* ``app_server``: ``(url, process)``; ``app_url``: the served app's URL (``http://localhost:<port>/explorer``); the server is
   started once per test session and killed at the end. A server that fails to start fails
   the tests with its stderr.
 * ``new_page``: a factory of pages, each in a *fresh* browser context (no shared cookies or
@@ -45,13 +45,22 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def app_url(app_server):
+    return app_server[0]
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    """``(url, process)`` of the one ``panel serve`` of the test session. Sessions whose
+    browser went away are looked for every half second and destroyed once unused for 15 s
+    (Bokeh's default lifetime: a shorter one discards sessions whose page is still loading)."""
     port = _free_port()
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     log = tempfile.TemporaryFile(mode="w+b")
     cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--port", str(port),
-           f"--allow-websocket-origin=localhost:{port}"]
+           f"--allow-websocket-origin=localhost:{port}", "--check-unused-sessions", "500",
+           "--unused-session-lifetime", "15000"]
     process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://localhost:{port}/explorer"
 
@@ -75,7 +84,7 @@ def app_url():
                 pytest.fail(f"panel serve did not answer within {STARTUP_TIMEOUT_S} s:\n"
                             f"{server_output()}", pytrace=False)
             time.sleep(0.2)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         try:
@@ -112,6 +121,7 @@ def new_page(browser):
         page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}")
                 if msg.type == "error" and not _allowed(msg.text) else None)
         page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
+        page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url[:200]}"))
         return page
 
     yield make

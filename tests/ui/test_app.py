@@ -287,3 +287,24 @@ def test_uploads_just_under_and_over_the_limit_and_an_empty_file(app_url, page):
     box.fill("3")
     box.press("Enter")
     page.wait_for_function("() => window.location.search.includes('data_seed=3')")
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def test_a_closed_tab_stops_its_paused_fit(app_server, browser):
+    url, process = app_server
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    open_app(page, url + "?page=outliers&data=outlier_tasks")
+    page.get_by_text("Ready.").first.wait_for()
+    before = _threads(process.pid)
+    page.get_by_role("button", name="Step").click()
+    page.get_by_text(re.compile(r"paused - step 1\b")).first.wait_for()
+    assert _threads(process.pid) >= before + 1          # the parked worker
+    context.close()                                     # the tab goes away
+    deadline = time.monotonic() + 30
+    while _threads(process.pid) > before and time.monotonic() < deadline:
+        time.sleep(0.2)                                 # bounded polling of the server
+    assert _threads(process.pid) <= before

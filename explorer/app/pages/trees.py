@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import functools
 import threading
+from functools import partial
 
 import panel as pn
 import param
+from panel.io.state import set_curdoc
 
 from explorer.app.kit import ModelPage, ModelPageView
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
@@ -103,12 +105,19 @@ class TreesPageView(ModelPageView):
         self.figure3 = pn.Column(pn.pane.Markdown(FIGURE3_TEXT, sizing_mode="stretch_width"),
                                  pn.pane.Markdown("*Computing...*"), sizing_mode="stretch_width")
         self._layout.append(self.figure3)
+        if figure3_ratios.cache_info().currsize:   # the server's warm-up computed it
+            self._show_figure3(figure3_ratios())
+            return
         document = pn.state.curdoc
+
+        def show(ratios) -> None:   # on the event loop, with the session's document current
+            with set_curdoc(document):
+                self._show_figure3(ratios)
 
         def compute() -> None:
             ratios = figure3_ratios()
             if document is not None and document.session_context is not None:
-                document.add_next_tick_callback(lambda: self._show_figure3(ratios))
+                document.add_next_tick_callback(partial(show, ratios))
             else:
                 self._show_figure3(ratios)
 
