@@ -1,11 +1,12 @@
 """Real-browser fixtures: one ``panel serve apps/explorer.py`` per session, headless Chromium.
 
-* ``app_server``: ``(url, process)``; ``app_url``: the served app's URL (``http://localhost:<port>/explorer``); the server is
-  started once per test session and killed at the end. A server that fails to start fails
-  the tests with its stderr.
+* ``app_server``: ``(url, process)``; ``app_url``: the served app's URL
+  (``http://localhost:<port>/explorer``); the server is started once per test session and
+  killed at the end. A server that fails to start fails the tests with its stderr.
 * ``new_page``: a factory of pages, each in a *fresh* browser context (no shared cookies or
-  storage: what a colleague opening a copied link sees). Every console error of every page
-  fails the test, except the named, explained messages in ``ALLOWED_CONSOLE_ERRORS``.
+  storage: what a colleague opening a copied link sees). Every console error and every
+  failed request of every page fails the test, except the named, explained console messages
+  in ``ALLOWED_CONSOLE_ERRORS``.
 * ``page``: one such page, 1400 x 900.
 """
 
