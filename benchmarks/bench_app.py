@@ -1,47 +1,75 @@
-"""Browser benchmark of the served app: first render, live frame rate and lag, scrub latency.
+"""Browser benchmark of the served app: first render, live frames, pause, page switch, scrub,
+server CPU per data change.
 
 Serves two apps with one ``panel serve``: the MTL Explorer (``apps/explorer.py``) and a live-fit
 page built by this very file (served, it takes the branch at the bottom): the shared
-:class:`~explorer.app.runner.LiveFitRunner` driving a fit that lasts well beyond the measured
-window -- ``RobustMTFL(tol=0, max_iter=60000)`` on ``make_outlier_tasks`` at the app's default
-size (10 tasks, 20 features, 30 samples a task; ``tol=0`` never stops early, ``tol=1e-12``
-still stops after ~200 steps), ~18 s alone -- with the views patched in place like the Outliers
-page (P and Q ``MatrixHeatmap``, objective ``CurveView``). Headless Chromium opens both pages
-and the script prints:
+:class:`~explorer.app.runner.LiveFitRunner` driving ``RobustMTFL(tol=0, max_iter=60000)`` on
+``make_outlier_tasks`` at the app's default size, with the views patched in place like the
+Outliers page and a stamp source that carries, per frame, the solver step, when the snapshot
+was made and when it was rendered. Headless Chromium (``/usr/bin/chromium``) drives both.
 
-* time to first render of the "Shared vs separate" page: navigation start -> first plot canvas
-  visible (target <= 3 s);
-* the live run (unthrottled, 6 s window): frames per second the browser receives in the window
-  (changes of a stamp source the render callback sets once per frame, counted by a JS hook on
-  the Bokeh document; target >= 10 fps) and the periodic callback's renders per second;
-  solver steps/s with the app (from the stamps) and alone (the same fit in a ``FitSession`` in
-  this process, no server, before the server starts); lag, median / p95 / at the end of the
-  window: snapshot made by the solver -> frame in the browser (includes the up to 100 ms wait
-  for the next periodic tick, since frames are taken, never queued) and render call on the
-  server -> frame in the browser (same machine, so the wall clocks agree). A lag that grows
-  through the window means the browser is the slow part: frames queue in its websocket.
-  ``BENCH_VIEWS`` (default ``P,Q,curve``) picks the views a frame patches, to find which
-  one costs (e.g. ``BENCH_VIEWS=curve`` or ``none``, the stamp only).
-* latency of the scrub slider of "Shared vs separate" after a completed fit (no refit): key
-  press -> heatmap source changed in the browser, median and p95 over 20 moves (target
-  p95 <= 300 ms).
+Measured (``--json`` prints one JSON object; the keys below; times are wall clock):
 
-Run: ``.venv/bin/python benchmarks/bench_app.py`` (about a minute).
+* ``first_render_s``: worst page of ``first_render_by_page`` -- per page (``?page=...`` at the
+  default data), the median of 5 loads, each in a *fresh browser context* (no cache, no
+  cookies): ``page.goto`` -> the page's heading and its first plot canvas visible. One
+  warm-up load (not counted) first, so the server's imports are not in the numbers.
+* ``live_fps``: worst model page of ``live_fps_by_page`` -- during an unthrottled run at the
+  default data, the frames the browser *receives* per second: changes of the runner's status
+  line (``running - step N``, one per rendered frame) seen by a hook on the Bokeh document,
+  counted from the first ``running`` frame over a 4 s window or until the fit ends.
+  ``live_fps_large`` the same at the large data. The fits are made long with the page's own
+  link parameters (``LONG_FIT``: smallest penalties, iteration caps and depth at their bounds)
+  so that a run lasts; at the default data they still end within ~1-3 s.
+* ``pause_p95_ms`` / ``pause_p95_ms_large``: worst model page; per page, ``PAUSE_TRIES`` times:
+  start or resume the run (Reset + Run when it ended), wait until the browser shows it
+  ``running`` at a newer step (and up to one more frame, at most 0.5 s), click *Pause* -> the
+  status line in the browser says ``paused``; p95 over the tries. A try whose fit ended before
+  the pause arrived counts in ``finished_before_pause``, not in the p95.
+  "large" is ``LARGE``: ``outlier_tasks`` 100 tasks x 500 features x 40 samples a task
+  (4,000 x 500 = 2,000,000 values, the budget's largest); Trees takes classification data:
+  ``clustered_tasks`` 100 tasks x 200 features x 100 a task (10,000 x 200).
+* ``page_switch_during_run_s`` / ``..._large``: worst model page; during a run, click *Tasks*
+  in the sidebar's page chooser -> the Tasks heading visible, then click the model page again
+  -> its heading visible; the worse of the two. Every page's run is Reset (its worker stopped)
+  before its browser context closes, so no fit outlives its measurement.
+* ``scrub_p95_ms``: after a completed fit on "Shared vs separate" (no refit), arrow key on the
+  "Recorded snapshot" slider -> a data source changed in the browser, p95 over 20 moves.
+* ``server_ms_per_change``: worst page of ``server_ms_per_change_by_page`` -- server CPU time
+  (user + system of the ``panel serve`` process, all its threads, from ``/proc`` via psutil)
+  for one change of the sidebar's *Data seed* field at the default data, averaged over
+  ``CHANGES`` changes: type the seed, Enter, wait for the URL's ``data_seed`` and for the
+  server's CPU to be idle again (bounded polling), minus the idle CPU rate measured on the
+  same open page just before. One browser page is open, so the number includes serving it.
+* ``live_page``: the stamp page above (unthrottled, 6 s window): browser fps, the periodic
+  callback's renders/s, solver steps/s with the app and alone, lag snapshot made -> browser
+  and server render -> browser (median, p95, at the window end).
+
+Run: ``.venv/bin/python benchmarks/bench_app.py [--json] [--out FILE]`` (about 5 minutes on 2
+cores; ``--out`` also writes the JSON object to FILE). ``loadavg_at_start``/``_at_end`` show
+whether something else was using the machine.
+``--quick`` does one load per page, two pause tries, and skips the large data (a smoke test).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 import numpy as np
+import psutil
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 ROOT = Path(__file__).resolve().parents[1]
+VIEWPORT = {"width": 1400, "height": 900}
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 WINDOW_MS = 6_000
 DATA = dict(n_tasks=10, n_outliers=2, n_features=20, n_shared_features=5, n_samples_per_task=30,
@@ -184,6 +212,275 @@ def pct(values, q):
     return float(np.percentile(np.asarray(values, dtype=float), q))
 
 
+def say(*args, **kwargs):
+    if not QUIET[0]:
+        print(*args, **kwargs, flush=True)
+
+
+QUIET = [False]
+RENDER_LOADS = 5            # fresh-context loads per page for first_render_s
+PAUSE_TRIES = 6             # pause clicks per (model page, data)
+FPS_WINDOW_S = 4.0          # live_fps window
+CHANGES = 5                 # data-seed changes per page for server_ms_per_change
+NAV_TIMEOUT_MS = 120_000
+#: The model pages' long fits (their own link parameters, at their bounds) so a run outlasts
+#: the measurements; the data stay at the defaults (or LARGE).
+LONG_FIT = {"shared_vs_separate": {"shared_vs_separate.coupling": 1e-4,
+                                   "shared_vs_separate.size": 1e-4,
+                                   "shared_vs_separate.max_iter": 5000},
+            "trees": {"trees.max_depth": 8},
+            "outliers": {"outliers.rows": 1e-3, "outliers.columns": 1e-3,
+                         "outliers.max_iter": 20000}}
+#: The default data of a page: the app's default dataset, except where the page needs another
+#: kind (Outliers takes regression data: its own catalog entry at the catalog's defaults).
+DEFAULT_DATA = {"outliers": {"data": "outlier_tasks"}}
+#: The largest data the budget allows (rows x features = 2,000,000): outlier_tasks 100 tasks x
+#: 500 features x 40 a task (4,000 x 500); Trees takes classification data only: clustered_tasks
+#: 100 tasks x 200 features (its cap) x 100 a task (10,000 x 200).
+LARGE = {"data": "outlier_tasks", "d.n_tasks": 100, "d.n_features": 500,
+         "d.n_samples_per_task": 40}
+LARGE_BY_PAGE = {"trees": {"data": "clustered_tasks", "d.n_tasks": 100, "d.n_features": 200,
+                           "d.n_samples_per_task": 100}}
+HEADINGS = {"tasks": re.compile(r"^Tasks$"),
+            "shared_vs_separate": re.compile(r"^Shared vs separate"),
+            "trees": re.compile(r"^Multi-task decision trees"),
+            "outliers": re.compile(r"^Outliers & shared features")}
+
+#: Hook on the Bokeh document: the runner's status line (state, step, one event per frame)
+#: and every data-source change.
+STATUS_HOOK = """
+() => {
+  window.__cds = []; window.__frames = []; window.__state = ""; window.__step = -1;
+  window.__seq = 0;
+  const re = /(running|paused|done|error)\\b[^\\n]{0,80}?step (\\d+)/;
+  for (const doc of window.Bokeh.documents) {
+    doc.on_change((e) => {
+      const now = performance.now();
+      const m = e.column_source || e.model;
+      if (m && (e.column_source || e.attr === "data")) window.__cds.push(now);
+      if (e.attr !== "text" || !e.model) return;
+      const text = String(e.value !== undefined ? e.value : e.model.text);
+      const found = re.exec(text);
+      if (found) {
+        window.__state = found[1]; window.__step = Number(found[2]); window.__seq += 1;
+        if (found[1] === "running") window.__frames.push({now: now, step: Number(found[2])});
+      } else if (text.includes("Ready.")) {
+        window.__state = "ready"; window.__seq += 1;
+      }
+    });
+  }
+  return true;
+}
+"""
+
+
+def query_url(base, slug, *extra):
+    params = {"page": slug}
+    for part in extra:
+        params.update(part)
+    return base + "/explorer?" + urllib.parse.urlencode(params)
+
+
+def page_titles() -> dict:
+    from explorer.app.pages import PAGES
+
+    return {page.slug: page.title for page in PAGES}
+
+
+def measure_first_render(browser, base, loads) -> dict:
+    out = {}
+    for slug in HEADINGS:
+        url = query_url(base, slug, DEFAULT_DATA.get(slug, {}))
+        times = []
+        for _ in range(loads):
+            context = browser.new_context(viewport=VIEWPORT)
+            page = context.new_page()
+            page.set_default_timeout(NAV_TIMEOUT_MS)
+            start = time.perf_counter()
+            page.goto(url)
+            page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(state="visible")
+            page.locator("canvas").first.wait_for(state="visible")
+            times.append(time.perf_counter() - start)
+            context.close()
+        out[slug] = round(float(np.median(times)), 2)
+        say(f"  first render {slug}: median {out[slug]:.2f} s of {len(times)} fresh contexts "
+            f"({', '.join(f'{t:.2f}' for t in times)})")
+    return out
+
+
+def _status(page):
+    return page.evaluate("[window.__state, window.__step, window.__frames.length, window.__seq]")
+
+
+def _wait_frames(page, n_more, timeout_ms=10_000):
+    n = page.evaluate("window.__frames.length")
+    try:
+        page.wait_for_function("(n) => window.__frames.length >= n || window.__state === 'done'",
+                               arg=n + n_more, timeout=timeout_ms, polling=20)
+    except PlaywrightTimeout:
+        pass
+
+
+def _ensure_running(page):
+    state, step, _, _ = _status(page)
+    if state == "running":
+        return True
+    if state in ("done", "error"):
+        page.get_by_role("button", name="Reset").click()
+        page.wait_for_function("() => window.__state === 'ready'", timeout=30_000, polling=20)
+        step = -1
+    page.get_by_role("button", name="▶ Run").click()
+    try:
+        page.wait_for_function(
+            "(s) => (window.__state === 'running' && window.__step > s) "
+            "|| window.__state === 'done'", arg=step, timeout=90_000, polling=20)
+    except PlaywrightTimeout:
+        return False
+    return _status(page)[0] == "running"
+
+
+def open_model_page(page, url, slug):
+    page.goto(url)
+    page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(state="visible")
+    page.get_by_role("button", name="▶ Run").wait_for(state="visible")
+    page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0")
+    page.evaluate(STATUS_HOOK)
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+
+
+def measure_model_page(browser, base, slug, data, titles, tries) -> dict:
+    """fps, pause latencies and page-switch times on one model page, one data size."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(NAV_TIMEOUT_MS)
+    out = {"fps": None, "pause_ms": [], "finished_before_pause": 0, "switch_s": []}
+    try:
+        open_model_page(page, query_url(base, slug, data, LONG_FIT[slug]), slug)
+        # live frames: from the first 'running' frame over the window (or until done)
+        if _ensure_running(page):
+            n0, t0 = page.evaluate("[window.__frames.length, performance.now()]")
+            try:
+                page.wait_for_function("(t) => performance.now() >= t || window.__state === "
+                                       "'done'", arg=t0 + FPS_WINDOW_S * 1000,
+                                       timeout=FPS_WINDOW_S * 1000 + 30_000, polling=100)
+            except PlaywrightTimeout:
+                pass
+            n1, t1 = page.evaluate("[window.__frames.length, performance.now()]")
+            out["fps"] = round((n1 - n0) / ((t1 - t0) / 1000), 1)
+        for _ in range(tries):
+            if not _ensure_running(page):
+                out["finished_before_pause"] += 1
+                continue
+            _wait_frames(page, 1, timeout_ms=500)   # a run the browser has seen running
+            state, _, _, seq = _status(page)
+            if state != "running":
+                out["finished_before_pause"] += 1
+                continue
+            start = time.perf_counter()
+            page.get_by_role("button", name="Pause").click(no_wait_after=True)
+            page.wait_for_function(
+                "(n) => window.__seq > n && (window.__state === 'paused' "
+                "|| window.__state === 'done')", arg=seq, timeout=60_000, polling=10)
+            elapsed = (time.perf_counter() - start) * 1000
+            if _status(page)[0] == "paused":
+                out["pause_ms"].append(round(elapsed))
+            else:
+                out["finished_before_pause"] += 1
+        # page switch during a run: to Tasks and back
+        if _ensure_running(page):
+            _wait_frames(page, 1, timeout_ms=500)
+            start = time.perf_counter()
+            page.get_by_role("button", name=titles["tasks"], exact=True).click(no_wait_after=True)
+            page.get_by_role("heading", name=HEADINGS["tasks"]).first.wait_for(state="visible")
+            out["switch_s"].append(round(time.perf_counter() - start, 2))
+            start = time.perf_counter()
+            page.get_by_role("button", name=titles[slug], exact=True).click(no_wait_after=True)
+            page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(state="visible")
+            out["switch_s"].append(round(time.perf_counter() - start, 2))
+            out["still_running_after_switch"] = _status(page)[0] == "running"
+    finally:
+        # stop the worker before the browser goes (a running fit outlives its session and
+        # would load the server during the next measurements)
+        try:
+            page.get_by_role("button", name="Reset").click(timeout=30_000)
+            page.wait_for_function("() => window.__state === 'ready'", timeout=30_000)
+        except Exception:  # noqa: BLE001
+            out["reset_failed"] = True
+        context.close()
+    return out
+
+
+def measure_runs(browser, base, titles, tries, sizes) -> dict:
+    results = {}
+    for size, data in sizes.items():
+        for slug in LONG_FIT:
+            if size == "large":
+                page_data = LARGE_BY_PAGE.get(slug, data)
+            else:
+                page_data = DEFAULT_DATA.get(slug, {})
+            r = measure_model_page(browser, base, slug, page_data, titles, tries)
+            r["pause_p95_ms"] = round(pct(r["pause_ms"], 95)) if r["pause_ms"] else None
+            results.setdefault(size, {})[slug] = r
+            say(f"  {size} {slug}: {r['fps']} frames/s received; pause -> 'paused' "
+                f"{r['pause_ms']} ms (p95 {r['pause_p95_ms']}; {r['finished_before_pause']} "
+                f"tries ended as 'done'); page switch during the run (to Tasks, back) "
+                f"{r['switch_s']} s")
+    return results
+
+
+def _server_cpu(proc) -> float:
+    t = psutil.Process(proc.pid).cpu_times()
+    return t.user + t.system
+
+
+def _settle(proc, quiet_s=0.5, limit_s=20.0) -> None:
+    """Bounded polling until the server's CPU was idle (< 3% of a core) for ``quiet_s``."""
+    deadline = time.monotonic() + limit_s
+    last, t_last = _server_cpu(proc), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(quiet_s)
+        now, t_now = _server_cpu(proc), time.monotonic()
+        if (now - last) < 0.03 * (t_now - t_last):
+            return
+        last, t_last = now, t_now
+
+
+def measure_server_cpu(browser, base, proc, n_changes) -> dict:
+    out = {}
+    for slug in HEADINGS:
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.set_default_timeout(NAV_TIMEOUT_MS)
+        page.goto(query_url(base, slug, DEFAULT_DATA.get(slug, {})))
+        page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(state="visible")
+        box = page.get_by_label("Data seed")
+        box.wait_for(state="visible")
+        _settle(proc)
+        c0, t0 = _server_cpu(proc), time.monotonic()
+        time.sleep(2.0)   # idle rate of the open page (a measurement window)
+        idle_rate = (_server_cpu(proc) - c0) / (time.monotonic() - t0)
+        c0, t0 = _server_cpu(proc), time.monotonic()
+        walls = []
+        for i in range(n_changes):
+            seed = 101 + i
+            start = time.perf_counter()
+            box.fill(str(seed))
+            box.press("Enter")
+            page.wait_for_function(f"() => window.location.search.includes('data_seed={seed}&') "
+                                   f"|| window.location.search.endsWith('data_seed={seed}')",
+                                   timeout=60_000)
+            walls.append(time.perf_counter() - start)
+            _settle(proc)
+        cpu = _server_cpu(proc) - c0 - idle_rate * (time.monotonic() - t0)
+        out[slug] = {"server_ms": round(cpu / n_changes * 1000), "url_updated_s": round(
+            float(np.median(walls)), 2), "idle_ms_per_s": round(idle_rate * 1000, 1)}
+        say(f"  data-seed change on {slug}: {out[slug]['server_ms']} ms server CPU a change "
+            f"(mean of {n_changes}; idle {out[slug]['idle_ms_per_s']} ms/s subtracted), URL "
+            f"updated after {out[slug]['url_updated_s']} s (median)")
+        context.close()
+    return out
+
+
 def measure_live(page, url, alone):
     page.goto(url)
     page.locator("canvas").first.wait_for(state="visible")
@@ -205,11 +502,11 @@ def measure_live(page, url, alone):
         time.sleep(1.0)
     frames = [f for f in page.evaluate("window.__frames") if f["step"] > 0]
     if len(frames) < 3:
-        print(f"live run: only {len(frames)} frames seen")
-        return
+        say(f"live run: only {len(frames)} frames seen")
+        return {"frames": len(frames)}
     last_step = frames[-1]["step"]
     if last_step >= MAX_ITER:
-        print(f"WARNING: the fit ended within the window (step {last_step})")
+        say(f"WARNING: the fit ended within the window (step {last_step})")
     window = [f for f in frames if t0 <= f["now"] <= t0 + WINDOW_MS]
     renders = frames[-1]["renders"] - frames[0]["renders"]
     server_span = (frames[-1]["rendered"] - frames[0]["rendered"]) / 1000
@@ -218,30 +515,37 @@ def measure_live(page, url, alone):
     lag_made = [f["wall"] - f["made"] for f in window] or [float("nan")]
     lag_render = [f["wall"] - f["rendered"] for f in window] or [float("nan")]
     gaps = np.diff([f["now"] for f in window]) if len(window) > 1 else np.array([np.nan])
-    print(f"live run (RobustMTFL tol=0, make_outlier_tasks {DATA['n_samples_per_task']} samples x "
+    say(f"live run (RobustMTFL tol=0, make_outlier_tasks {DATA['n_samples_per_task']} samples x "
           f"{DATA['n_features']} features x {DATA['n_tasks']} tasks, views "
           f"{os.environ.get('BENCH_VIEWS', 'P,Q,curve')}, unthrottled, "
           f"{WINDOW_MS / 1000:.0f} s window; solver reached step {last_step} of {MAX_ITER}):")
-    print(f"  browser: {len(window)} frames in the {WINDOW_MS / 1000:.0f} s window = "
+    say(f"  browser: {len(window)} frames in the {WINDOW_MS / 1000:.0f} s window = "
           f"{len(window) / (WINDOW_MS / 1000):.1f} fps (target >= 10 fps); frame gap median "
           f"{np.median(gaps):.0f} ms, p95 {pct(gaps, 95):.0f} ms; "
           f"{len(frames) - len(window)} more frames arrived after the window")
-    print(f"  periodic callback: {renders + 1} renders at {renders / server_span:.1f} renders/s "
+    say(f"  periodic callback: {renders + 1} renders at {renders / server_span:.1f} renders/s "
           f"({renders + 1 - len(frames)} never reached the browser)")
-    print(f"  solver: {with_app:.0f} steps/s with the app, {alone:.0f} steps/s alone "
+    say(f"  solver: {with_app:.0f} steps/s with the app, {alone:.0f} steps/s alone "
           f"({with_app / alone:.0%})")
-    print(f"  lag in the window, snapshot made -> browser: median {np.median(lag_made):.0f} ms, "
+    say(f"  lag in the window, snapshot made -> browser: median {np.median(lag_made):.0f} ms, "
           f"p95 {pct(lag_made, 95):.0f} ms, at window end {lag_made[-1]:.0f} ms")
-    print(f"  lag in the window, server render -> browser: median "
+    say(f"  lag in the window, server render -> browser: median "
           f"{np.median(lag_render):.0f} ms, p95 {pct(lag_render, 95):.0f} ms, at window end "
-          f"{lag_render[-1]:.0f} ms", flush=True)
+          f"{lag_render[-1]:.0f} ms")
+    return {"fps": round(len(window) / (WINDOW_MS / 1000), 1),
+            "renders_per_s": round(renders / server_span, 1),
+            "steps_per_s_with_app": round(with_app), "steps_per_s_alone": round(alone),
+            "lag_made_ms": {"median": round(float(np.median(lag_made))),
+                            "p95": round(pct(lag_made, 95)), "end": round(lag_made[-1])},
+            "lag_render_ms": {"median": round(float(np.median(lag_render))),
+                              "p95": round(pct(lag_render, 95)), "end": round(lag_render[-1])}}
 
 
 def measure_scrub(page, url):
     page.goto(url)
     page.locator("canvas").first.wait_for(state="visible")
     page.wait_for_function("() => window.Bokeh && window.Bokeh.documents.length > 0")
-    page.evaluate(HOOK)
+    page.evaluate(STATUS_HOOK)
     page.locator("select", has=page.locator("option", has_text="unthrottled")).first \
         .select_option("unthrottled")
     page.get_by_role("button", name="▶ Run").click()
@@ -262,42 +566,111 @@ def measure_scrub(page, url):
         page.wait_for_timeout(100)
     if latencies:
         lat = np.array(latencies)
-        print(f"scrub -> heatmap latency (Shared vs separate) over {lat.size} moves: median "
+        result = {"median_ms": round(float(np.median(lat))), "p95_ms": round(pct(lat, 95)),
+                  "moves": int(lat.size)}
+        say(f"scrub -> heatmap latency (Shared vs separate) over {lat.size} moves: median "
               f"{np.median(lat):.0f} ms, p95 {np.percentile(lat, 95):.0f} ms "
               f"(target p95 <= 300 ms)")
-    else:
-        print("scrub latency: no update observed")
+        return result
+    say("scrub latency: no update observed")
+    return {"median_ms": None, "p95_ms": None, "moves": 0}
 
 
-def main():
+def main(argv=None):
+    import argparse
+
     from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description="Browser benchmark of the served app.")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke test: 1 load a page, 2 pause tries, no large data")
+    parser.add_argument("--skip-live-page", action="store_true",
+                        help="skip the stamp page (live_page)")
+    parser.add_argument("--out", default=None, help="also write the JSON object to this file")
+    args = parser.parse_args(argv)
+    QUIET[0] = args.json
+    loads, tries = (1, 2) if args.quick else (RENDER_LOADS, PAUSE_TRIES)
+    sizes = {"defaults": {}} if args.quick else {"defaults": {}, "large": LARGE}
 
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     t_start = time.perf_counter()
-    alone = solver_alone()
+    alone = None if args.skip_live_page else solver_alone()
+    titles = page_titles()
     proc, base = start_server()
-    explorer = base + "/explorer?page=shared_vs_separate"
+    result: dict = {"loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            page.set_default_timeout(60_000)
-            # warm-up visit (first session pays for imports), then the measured one
-            page.goto(explorer)
-            page.locator("canvas").first.wait_for(state="visible")
-            start = time.perf_counter()
-            page.goto(explorer)
-            page.locator("canvas").first.wait_for(state="visible")
-            first_render = time.perf_counter() - start
-            print(f"first render (navigation -> first canvas): {first_render:.2f} s "
-                  f"(target <= 3 s)", flush=True)
-            measure_live(page, base + "/bench_app", alone)
-            measure_scrub(page, explorer)
+            # warm-up visit to every page (the first session pays for imports), not counted
+            context = browser.new_context(viewport=VIEWPORT)
+            page = context.new_page()
+            page.set_default_timeout(NAV_TIMEOUT_MS)
+            for slug in HEADINGS:
+                page.goto(query_url(base, slug, DEFAULT_DATA.get(slug, {})))
+                page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(state="visible")
+            context.close()
+
+            say(f"first render (fresh context, goto -> heading and first canvas visible; median "
+                f"of {loads}):")
+            by_page = measure_first_render(browser, base, loads)
+            result["first_render_s"] = max(by_page.values())
+            result["first_render_worst_page"] = max(by_page, key=by_page.get)
+            result["first_render_by_page"] = by_page
+
+            say(f"live runs (unthrottled; long fits {LONG_FIT}; large = {LARGE}):")
+            runs = measure_runs(browser, base, titles, tries, sizes)
+            for size, suffix in (("defaults", ""), ("large", "_large")):
+                if size not in runs:
+                    continue
+                per = runs[size]
+                fps = {s: r["fps"] for s, r in per.items() if r["fps"] is not None}
+                pause = {s: r["pause_p95_ms"] for s, r in per.items()
+                         if r["pause_p95_ms"] is not None}
+                switch = {s: max(r["switch_s"]) for s, r in per.items() if r["switch_s"]}
+                result[f"live_fps{suffix}"] = min(fps.values()) if fps else None
+                result[f"live_fps{suffix}_by_page"] = fps
+                result[f"pause_p95_ms{suffix}"] = max(pause.values()) if pause else None
+                result[f"pause_p95_ms{suffix}_by_page"] = pause
+                result[f"page_switch_during_run_s{suffix}"] = (max(switch.values())
+                                                               if switch else None)
+                result[f"page_switch_during_run_s{suffix}_by_page"] = switch
+                result[f"runs{suffix}_detail"] = per
+
+            page = browser.new_page(viewport=VIEWPORT)
+            page.set_default_timeout(NAV_TIMEOUT_MS)
+            scrub = measure_scrub(page, base + "/explorer?page=shared_vs_separate")
+            result["scrub_p95_ms"] = scrub["p95_ms"]
+            result["scrub_median_ms"] = scrub["median_ms"]
+            page.close()
+
+            say("server CPU per data change (Data seed field, default data):")
+            cpu = measure_server_cpu(browser, base, proc, 2 if args.quick else CHANGES)
+            result["server_ms_per_change"] = max(v["server_ms"] for v in cpu.values())
+            result["server_ms_per_change_by_page"] = {k: v["server_ms"] for k, v in cpu.items()}
+            result["server_change_detail"] = cpu
+
+            if not args.skip_live_page:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.set_default_timeout(60_000)
+                result["live_page"] = measure_live(page, base + "/bench_app", alone)
+                page.close()
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print(f"total benchmark time: {time.perf_counter() - t_start:.0f} s")
+    result["total_s"] = round(time.perf_counter() - t_start)
+    result["loadavg_at_end"] = [round(x, 2) for x in os.getloadavg()]  # other work on the box?
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    if args.json:
+        print(json.dumps(result))
+    else:
+        keys = ["first_render_s", "live_fps", "live_fps_large", "pause_p95_ms",
+                "pause_p95_ms_large", "page_switch_during_run_s",
+                "page_switch_during_run_s_large", "scrub_p95_ms", "server_ms_per_change"]
+        print("summary: " + ", ".join(f"{k}={result.get(k)}" for k in keys))
+        print(f"total benchmark time: {result['total_s']} s")
 
 
 if __name__ == "__main__":

@@ -300,8 +300,13 @@ async def run_changer(client: Client, end: float, interval: float, seed0: int) -
 
 
 async def run_fitter(client: Client, end: float) -> None:
-    client.status_id = next(mid for mid, m in client.models.items()
-                            if str(m.get("attributes", {}).get("text", "")).find("Ready.") >= 0)
+    found = [mid for mid, m in client.models.items()
+             if re.search(r"Ready\.|- step \d+", str(m.get("attributes", {}).get("text", "")))]
+    if not found:   # the page has no runner (e.g. it could not be built): an error
+        client.stats["errors"] += 1
+        client.stats["error_kinds"].append("fitter: no runner status line in the document")
+        return
+    client.status_id = found[0]
     run_id = client.find(label="▶ Run")
     client.set_value(client.find(title="Speed"), "value", "unthrottled")
     frames0, t0 = client.frames, time.monotonic()
