@@ -22,9 +22,10 @@ def test_heatmap_shapes_names_and_fixed_limits():
     view.set_limit(0.5)
     assert (view.color_mapper.low, view.color_mapper.high) == (-0.5, 0.5)
     # the image is stored bottom row first: its last row is the first task
-    m = np.arange(6.0).reshape(3, 2)
+    m = np.arange(1.0, 7.0).reshape(3, 2)
     view.update(m)
     np.testing.assert_array_equal(view.source.data["image"][0], m[::-1])
+    assert view.source.data["image"][0].dtype == np.float32     # half the bytes a frame
     np.testing.assert_array_equal(view.values, m)
     assert view.figure.y_range.factors[0] == "T2"   # drawn at the bottom, like image row 0
 
@@ -33,10 +34,11 @@ def test_heatmap_zero_cells_are_distinct():
     view = MatrixHeatmap(["a", "b"], ["a", "b"])
     view.update(np.array([[0.0, 1e-9], [-0.3, 0.0]]))
     assert view.is_zero.tolist() == [[True, False], [False, True]]
-    # the grey mask image covers exactly the zero cells (stored bottom row first)
-    np.testing.assert_array_equal(view.source.data["zero"][0], [[0.0, 1.0], [1.0, 0.0]])
-    mask_mapper = view.figure.renderers[1].glyph.color_mapper
-    assert mask_mapper.palette[-1] == ZERO_COLOR and "0, 0, 0, 0" in mask_mapper.palette[0]
+    # exact zeros travel as NaN, which the colour mapper paints grey (bottom row first);
+    # 1e-9 keeps its (near-white) colour
+    np.testing.assert_array_equal(np.isnan(view.source.data["image"][0]),
+                                  [[False, True], [True, False]])
+    assert view.color_mapper.nan_color == ZERO_COLOR
 
 
 def test_heatmap_bad_input():

@@ -210,8 +210,8 @@ class ExplorerApp(pn.viewable.Viewer):
 
         seeds = _state_form(state, ["data_seed", "init_seed", "train_fraction"])
 
+        from explorer.app.components import CsvUpload
         from explorer.app.state import UPLOAD_LIMIT_BYTES
-        from explorer.app.upload import CsvUpload
 
         upload = CsvUpload(limit_bytes=UPLOAD_LIMIT_BYTES, sizing_mode="stretch_width",
                            height=40)

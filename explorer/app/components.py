@@ -1,4 +1,5 @@
-"""A CSV upload field that refuses a file over the limit *in the browser*.
+"""Small browser-side components: a CSV upload field that refuses a file over the limit *in
+the browser*, and the frame pacer of the live views (:class:`FramePacer`).
 
 The stock ``FileInput`` sends the whole file base64-encoded in one websocket message before
 the server can look at its size: a 15 MB file became a ~20 MB message, over the Bokeh
@@ -13,7 +14,7 @@ from __future__ import annotations
 import param
 from panel.custom import JSComponent
 
-__all__ = ["CsvUpload"]
+__all__ = ["CsvUpload", "FramePacer"]
 
 
 class CsvUpload(JSComponent):
@@ -55,5 +56,31 @@ export function render({ model, el }) {
     reader.readAsText(file);
   });
   el.appendChild(input);
+}
+"""
+
+
+class FramePacer(JSComponent):
+    """The browser's acknowledgement of each live frame (DESIGN.md, "Live views").
+
+    The server sets ``frame`` after it has patched a frame's sources; the browser answers by
+    setting ``drawn`` to that number once it has painted (two animation frames later, so the
+    canvases have been redrawn). The runner sends the next frame only after that answer, so
+    the browser is never more than one frame behind and a click is answered at once. A
+    hidden tab paints nothing and so asks for nothing.
+    """
+
+    frame = param.Integer(default=0)
+    drawn = param.Integer(default=0)
+
+    _esm = """
+export function render({ model, el }) {
+  el.style.display = "none";
+  const acknowledge = () => {
+    const frame = model.frame;
+    requestAnimationFrame(() => requestAnimationFrame(() => { model.drawn = frame; }));
+  };
+  model.on("frame", acknowledge);
+  acknowledge();   // a frame sent before this view existed is answered too
 }
 """

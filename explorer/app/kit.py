@@ -255,8 +255,7 @@ class ModelPageView(pn.viewable.Viewer):
             for view in accumulating:
                 if back:
                     view.clear()
-                for item in recorded:
-                    view.update(item)
+                view.extend(recorded)
         for view in self.views:
             if not view.accumulates:
                 view.update(snapshot)

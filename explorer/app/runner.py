@@ -41,6 +41,9 @@ __all__ = ["FitJob", "FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS",
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 2.0, "5 steps/s": 5.0, "10 steps/s": 10.0,
           "30 steps/s": 30.0, "unthrottled": None}
 
+#: Unthrottled, the worker rests this fraction of each step's time (see ``FitSession._pace``).
+UNTHROTTLED_REST = 0.25
+
 #: Default bound of one session's record of snapshots, in bytes.
 RECORD_MAX_BYTES = 64 * 1024 * 1024
 
@@ -93,13 +96,20 @@ def configure_process() -> None:
     install_warning_router()
 
 
-def snapshot_nbytes(snapshot) -> int:
-    """Bytes a snapshot holds in arrays (its matrices and the arrays in its info)."""
+def snapshot_nbytes(snapshot, *, materialise: bool = True) -> int | None:
+    """Bytes a snapshot holds in arrays (its matrices and the arrays in its info).
+
+    Snapshots are lazy (their matrices are built when first looked at); with
+    ``materialise=False`` a snapshot not yet looked at gives None instead of being built.
+    """
     total = 0
     for part in (getattr(snapshot, "matrices", None), getattr(snapshot, "info", None)):
-        if isinstance(part, Mapping):
-            for value in part.values():
-                total += value.nbytes if isinstance(value, np.ndarray) else 0
+        if not isinstance(part, Mapping):
+            continue
+        if not materialise and not getattr(part, "materialised", True):
+            return None
+        for value in part.values():
+            total += value.nbytes if isinstance(value, np.ndarray) else 0
     return total
 
 
@@ -151,7 +161,11 @@ class SnapshotRecord:
         return sum(self._sizes)
 
     def append(self, item) -> None:
-        size = snapshot_nbytes(item)
+        # The snapshots of one fit have the same shapes: the first is measured, the others
+        # (lazy, not looked at yet) are counted at its size, so recording never builds them.
+        size = snapshot_nbytes(item, materialise=not self._sizes)
+        if size is None:
+            size = self._sizes[-1]
         with self._lock:
             self._items.append(item)
             self._sizes.append(size)
@@ -330,9 +344,12 @@ class FitSession:
     def _pace(self, token: threading.Event, last: float) -> None:
         sps = self.steps_per_second
         if not sps:
-            # Unthrottled: hand the GIL over once per step, or a Python-heavy solver starves
-            # the event loop's periodic render (measured 7 frames/s instead of 10).
-            time.sleep(0)
+            # Unthrottled, the worker still leaves the event loop a share of the GIL: a
+            # CPU-bound thread that only yields for an instant makes every one of the event
+            # loop's many GIL acquisitions (each socket write, each callback) wait up to the
+            # 5 ms switch interval, and a Pause click took seconds to show on a large page.
+            # Resting a fifth of each step's time keeps the solver at ~80% of its speed.
+            time.sleep(UNTHROTTLED_REST * (time.monotonic() - last))
             return
         end = last + 1.0 / sps
         with self._cond:
@@ -400,10 +417,18 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     status = param.String(default="Ready.")
 
+    #: Longest wait for the browser's acknowledgement of a frame before the next one goes
+    #: anyway (a lost acknowledgement must not freeze the view).
+    ACK_TIMEOUT_S = 2.0
+
     def __init__(self, prepare, render, on_finish=None, on_reset=None, *, notify=None,
                  record_cap=500, record_max_bytes=RECORD_MAX_BYTES, period_ms: int = 100,
                  **params):
         super().__init__(**params)
+        from explorer.app.components import FramePacer
+
+        self.pacer = FramePacer(width=0, height=0, margin=0)
+        self._frame_sent_at = 0.0
         self.session = FitSession(prepare, record_cap=record_cap,
                                   record_max_bytes=record_max_bytes)
         self.render, self.on_finish, self.on_reset = render, on_finish, on_reset
@@ -436,7 +461,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._set_speed()
         self.controls = pn.Column(
             pn.Row(self._run_btn, self._step_btn, self._pause_btn, self._reset_btn, self._speed),
-            self._status, self._scrub, self._alert, sizing_mode="stretch_width")
+            self._status, self._scrub, self._alert, self.pacer, sizing_mode="stretch_width")
 
     def __panel__(self):
         return self.controls
@@ -516,15 +541,31 @@ class LiveFitRunner(pn.viewable.Viewer):
         # "active" first, so a worker seen gone has already written its final state.
         active = s.active
         state = s.state
-        if self._following and s.version != self._shown_version:
+        behind = self._following and s.version != self._shown_version
+        if behind and self._browser_ready():
             snap = s.latest()
             self._shown_version = s.version
             if snap is not None:
                 self._safe_render(snap)
+                self._frame_sent()
+            behind = False
         self._update_status(state=state)
+        if behind:
+            return   # the browser is still drawing the last frame: the newest goes next tick
         if state in ("done", "error", "paused", "idle") or not active:
             self._stop_polling()
             self._finish()
+
+    def _browser_ready(self) -> bool:
+        """True when the browser has drawn the last frame (always, without a server)."""
+        if not self._has_server() or self.pacer.drawn >= self.pacer.frame:
+            return True
+        return time.monotonic() - self._frame_sent_at > self.ACK_TIMEOUT_S
+
+    def _frame_sent(self) -> None:
+        if self._has_server():
+            self._frame_sent_at = time.monotonic()
+            self.pacer.frame += 1
 
     def _safe_render(self, snap):
         try:

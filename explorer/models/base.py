@@ -70,6 +70,11 @@ class LazyMapping(Mapping):
         self._compute: Callable[[], Mapping[str, Any]] | None = compute
         self._data: dict[str, Any] | None = None
 
+    @property
+    def materialised(self) -> bool:
+        """True once ``compute()`` has run (looking at it does not run it)."""
+        return self._data is not None
+
     def _materialise(self) -> dict[str, Any]:
         if self._data is None:
             assert self._compute is not None

@@ -526,17 +526,22 @@ class BoostingView(LiveView):
         self.clear()
 
     def update(self, snapshot) -> None:
-        info = snapshot.info
-        if "round" not in info:
+        self.extend([snapshot])
+
+    def extend(self, snapshots) -> None:
+        rounds = [s.info for s in snapshots if "round" in s.info]
+        if not rounds:
             return
-        errors = np.zeros(self.max_tasks)
-        train = np.asarray(info["train_error"], dtype=float)[:self.max_tasks]
-        errors[:len(train)] = train
-        self.error_source.stream({"round": [info["round"]],
-                                  **{f"train_{j}": [float(errors[j])]
-                                     for j in range(self.max_tasks)}})
-        self.beta_source.stream({"round": [info["round"]], "beta": [float(info["beta"])],
-                                 "weak_error": [float(info["weak_error"])]})
+        errors = np.zeros((len(rounds), self.max_tasks))
+        for k, info in enumerate(rounds):
+            train = np.asarray(info["train_error"], dtype=float)[:self.max_tasks]
+            errors[k, :len(train)] = train
+        steps = [info["round"] for info in rounds]
+        self.error_source.stream({"round": steps, **{f"train_{j}": errors[:, j].tolist()
+                                                     for j in range(self.max_tasks)}})
+        self.beta_source.stream({"round": steps,
+                                 "beta": [float(info["beta"]) for info in rounds],
+                                 "weak_error": [float(info["weak_error"]) for info in rounds]})
 
     def clear(self) -> None:
         self.error_source.data = self._empty()

@@ -59,7 +59,9 @@ FINGERPRINT_JS = """(column) => {
     if (values == null) continue;
     let total = 0;
     for (const v of values) {
-      if (typeof v === "number") total += v; else for (const w of v) total += w;
+      // exact zeros of a heatmap travel as NaN (painted grey): they add nothing
+      if (typeof v === "number") total += v;
+      else for (const w of v) if (!Number.isNaN(w)) total += w;
     }
     out.push(Math.round(total * 1e6) / 1e6);
   }
