@@ -524,7 +524,13 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     def _start_polling(self):
         if self._callback is None and self._has_server():
-            self._callback = pn.state.add_periodic_callback(self.poll, period=self.period_ms)
+            from panel.io.callbacks import PeriodicCallback
+
+            # background: Panel would otherwise mark the page busy and idle again on every
+            # tick, two extra document updates per frame (~10% of the event loop measured).
+            self._callback = PeriodicCallback(callback=self.poll, period=self.period_ms,
+                                              background=True)
+            self._callback.start()
         elif self._callback is None and self.session.state == "error":
             self.poll()
 
