@@ -89,8 +89,8 @@ def start_server(num_procs: int, profile: str | None):
     if profile:
         spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         fmt = "raw" if profile.endswith(".txt") else "flamegraph"
-        cmd = [spy, "record", "--subprocesses", "--rate", "50", "--format", fmt, "-o", profile,
-               "--"] + cmd
+        cmd = [spy, "record", "--subprocesses", "--threads", "--rate", "50", "--format", fmt,
+               "-o", profile, "--"] + cmd
     log = open(f"/tmp/bench_load_server_{port}.log", "wb")  # noqa: SIM115
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
