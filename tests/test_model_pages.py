@@ -200,3 +200,18 @@ def test_closing_the_app_stops_a_paused_worker_and_releases_the_record():
     assert not worker.is_alive() and worker not in threading.enumerate()
     assert len(page.runner.session.record) == 0 and page.runner.session.estimator is None
     assert app._built == {}
+
+
+def test_a_data_change_neither_replaces_the_page_nor_wakes_hidden_pages():
+    from explorer.app import ExplorerApp
+
+    app = ExplorerApp(state=ExplorerState(page="tasks"))
+    app.state.page = "shared_vs_separate"
+    shown = app.main[0]
+    tasks = app._built["tasks"]
+    drawn = tasks._scatter.object
+    app.state.data_seed = 3                      # on a model page
+    assert app.main[0] is shown                   # patched in place, not replaced
+    assert tasks._scatter.object is drawn and tasks._stale   # the hidden page waits
+    app.state.page = "tasks"                      # and catches up when shown
+    assert tasks._scatter.object is not drawn and not tasks._stale

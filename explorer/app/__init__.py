@@ -156,7 +156,8 @@ class ExplorerApp(pn.viewable.Viewer):
         self._built: dict[str, pn.viewable.Viewable] = {}
         self.sidebar = self._make_sidebar()
         self.main = pn.Column(sizing_mode="stretch_width", min_height=600)
-        self.state.param.watch(self._show_page, ["page", "dataset"])
+        self._shown_view = None
+        self.state.param.watch(self._show_page, "page")
         self._show_page()
 
     def __panel__(self):
@@ -276,9 +277,16 @@ class ExplorerApp(pn.viewable.Viewer):
                 state.notify(f"The page {page.title!r} could not be built: {exc}", "error")
                 self.main[:] = [pn.pane.Alert(f"The page could not be built: {escape(exc)}",
                                               alert_type="danger")]
+                self._shown_view = None
                 return
             self._built[page.slug] = view
-        if len(self.main) != 1 or self.main[0] is not view:
+        for slug, built in self._built.items():   # hidden pages wait for data changes
+            if slug != page.slug and hasattr(built, "set_shown"):
+                built.set_shown(False)
+        if hasattr(view, "set_shown"):
+            view.set_shown(True)
+        if self._shown_view is not view:   # a switch, never a data change, replaces the page
+            self._shown_view = view
             self.main[:] = [view]
 
 

@@ -158,6 +158,7 @@ class ModelPageView(pn.viewable.Viewer):
         self.note = pn.pane.Alert("", alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
         self._fitted = None        # the last estimator whose fit finished (warm refits)
+        self._shown, self._stale = True, False
         self._warm_refit = False
         self._shown_step = 0
         figures = [f for view in self.views for f in view.figures]
@@ -182,10 +183,20 @@ class ModelPageView(pn.viewable.Viewer):
         self.runner.reset()
         self._fitted = None
 
+    def set_shown(self, shown: bool) -> None:
+        """The app shows or hides the page; a hidden page re-targets its views only when it is
+        shown again (a data change costs nothing for pages nobody looks at)."""
+        self._shown = shown
+        if shown and self._stale:
+            self._data_changed()
+
     # ------------------------------------------------------------------ data and params
     def _data_changed(self, *_) -> None:
         self._fitted = None
         self.runner.reset()
+        self._stale = not self._shown
+        if self._stale:
+            return
         train = self.state.train
         problem = self.page.problem_with(train)
         self.note.object = escape(problem)

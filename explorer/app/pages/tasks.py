@@ -64,13 +64,23 @@ class TasksPage(pn.viewable.Viewer):
             pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._truth,
             sizing_mode="stretch_width",
         )
+        self._shown, self._stale = True, False
         state.param.watch(self._render, "dataset")
         self._render()
 
     def __panel__(self):
         return self._layout
 
+    def set_shown(self, shown: bool) -> None:
+        """The app shows or hides the page; hidden, it redraws only when shown again."""
+        self._shown = shown
+        if shown and self._stale:
+            self._render()
+
     def _render(self, *events) -> None:
+        self._stale = not self._shown
+        if self._stale:
+            return
         dataset = self._state.dataset
         if dataset is None:
             self._scatter.object = None
