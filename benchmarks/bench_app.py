@@ -224,7 +224,7 @@ def say(*args, **kwargs):
 QUIET = [False]
 RENDER_LOADS = 5            # fresh-context loads per page for first_render_s
 PAUSE_TRIES = 6             # pause clicks per (model page, data) ...
-PAUSE_BUDGET_S = 45         # ... fewer once this is spent (and at least 2 were measured)
+PAUSE_BUDGET_S = 30         # ... fewer once this is spent (and at least 2 were measured)
 FPS_WINDOW_S = 4.0          # live_fps window
 CHANGES = 5                 # data-seed changes per page for server_ms_per_change
 NAV_TIMEOUT_MS = 120_000

@@ -250,7 +250,9 @@ class Client:
                     elif attr == "css_classes" and isinstance(new, list) and "loader" in new:
                         self.busy = "spin" in new
                     elif (attr == "text" and self.status_id is not None
-                          and event.get("model", {}).get("id") == self.status_id):
+                          and (event.get("model", {}).get("id") == self.status_id
+                               or (self.status_id == "any"
+                                   and re.search(r"- step \d+", str(new))))):
                         self.status = str(new)
                 self.changed.set()
         except Exception as exc:  # noqa: BLE001
@@ -306,12 +308,19 @@ async def run_changer(client: Client, end: float, interval: float, seed0: int) -
 async def run_fitter(client: Client, end: float) -> None:
     found = [mid for mid, m in client.models.items()
              if re.search(r"Ready\.|- step \d+", str(m.get("attributes", {}).get("text", "")))]
-    if not found:   # the page has no runner (e.g. it could not be built): an error
+    try:
+        run_id, reset_id = client.find(label="▶ Run"), client.find(label="Reset")
+    except LookupError:   # the page has no runner (e.g. it could not be built): an error
         client.stats["errors"] += 1
-        client.stats["error_kinds"].append("fitter: no runner status line in the document")
+        texts = [str(m.get("attributes", {}).get("text", ""))[:80] for m in client.models.values()
+                 if m.get("attributes", {}).get("text")]
+        client.stats["error_kinds"].append(f"fitter: no Run button; texts {texts[:6]}")
         return
-    client.status_id = found[0]
-    run_id, reset_id = client.find(label="▶ Run"), client.find(label="Reset")
+    if found:
+        client.status_id = found[0]
+    else:   # not seen in the pulled document: follow any status-like text
+        client.stats["notes"].append("fitter: status line not in the pulled document")
+        client.status_id = "any"
     client.set_value(client.find(title="Speed"), "value", "unthrottled")
     frames0, t0 = client.frames, time.monotonic()
     first = True
@@ -396,7 +405,7 @@ async def main_async(args) -> dict:
         await asyncio.sleep(args.settle)
         memory_before = server_rss_mb(proc)
         stats = {"errors": 0, "timeouts": 0, "round_trips": [], "error_kinds": [],
-                 "open_s": [], "fitter_frames_per_s": [], "fits_started": 0}
+                 "open_s": [], "fitter_frames_per_s": [], "fits_started": 0, "notes": []}
         samples: list[float] = []
         stop = asyncio.Event()
         sampler = asyncio.get_running_loop().create_task(sample_memory(proc, samples, stop))
@@ -459,6 +468,7 @@ async def main_async(args) -> dict:
         "client_cpu_cores": round(cpu_me / wall, 2),
         "client_cpu_s_per_change": round(cpu_me / max(n_changes, 1), 4),
         "error_kinds": sorted(set(stats["error_kinds"]))[:10],
+        "notes": sorted(set(stats["notes"])),
         "server_log": log_name,
     }
     if args.profile:
