@@ -428,9 +428,13 @@ async def main_async(args) -> dict:
                 except psutil.NoSuchProcess:
                     pass
             try:
-                proc.wait(timeout=60)
+                proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                proc.send_signal(2)   # py-spy itself: stop recording and write the file
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
         else:
             proc.terminate()
             try:
