@@ -49,6 +49,8 @@ def main(argv=None) -> int:
     s.add_argument("--allow-origin", action="append", default=[], metavar="HOST:PORT",
                    help="a further websocket origin to accept, e.g. 192.168.1.10:5006 "
                         "(default: localhost only)")
+    s.add_argument("--num-procs", type=int, default=1, metavar="N",
+                   help="server processes (one per core for a class)")
     s.add_argument("--show", action="store_true")
     g = sub.add_parser("generate", help="write a catalog dataset to CSV")
     g.add_argument("name", nargs="?")
@@ -61,7 +63,7 @@ def main(argv=None) -> int:
         from explorer.app import serve
 
         serve(port=args.port, address=args.address, show=args.show,
-              allow_origins=tuple(args.allow_origin))
+              num_procs=args.num_procs, allow_origins=tuple(args.allow_origin))
         return 0
     return _generate(args)
 

@@ -378,6 +378,13 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
         configure_process()
         warm_up_kernels()  # forked processes warm up on their first session instead
     origins = [f"localhost:{port}", f"127.0.0.1:{port}", *allow_origins]
+    options = {
+        "websocket_max_message_size": 20 * 1024 * 1024,
+        # A session is built when its page is requested and waits for its websocket; under a
+        # class's load that took over Bokeh's default 15 s, the session was discarded and the
+        # browser got a fresh one without its link's settings (measured with 30 sessions).
+        "unused_session_lifetime_milliseconds": 60_000,
+        **kwargs,
+    }
     return pn.serve({"explorer": build_app}, port=port, address=address, show=show,
-                    num_procs=num_procs, title=TITLE, websocket_origin=origins,
-                    websocket_max_message_size=20 * 1024 * 1024, **kwargs)
+                    num_procs=num_procs, title=TITLE, websocket_origin=origins, **options)
