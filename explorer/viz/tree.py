@@ -537,6 +537,8 @@ class BoostingView(LiveView):
             train = np.asarray(info["train_error"], dtype=float)[:self.max_tasks]
             errors[k, :len(train)] = train
         steps = [info["round"] for info in rounds]
+        for fig in self.figures:   # shown once there is boosting to show
+            fig.visible = True
         self.error_source.stream({"round": steps, **{f"train_{j}": errors[:, j].tolist()
                                                      for j in range(self.max_tasks)}})
         self.beta_source.stream({"round": steps,
@@ -546,3 +548,5 @@ class BoostingView(LiveView):
     def clear(self) -> None:
         self.error_source.data = self._empty()
         self.beta_source.data = dict(round=[], beta=[], weak_error=[])
+        for fig in self.figures:   # a single tree has no rounds: no empty frames on screen
+            fig.visible = False

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import functools
 import threading
-from functools import partial
 
 import panel as pn
 import param
-from panel.io.state import set_curdoc
 
 from explorer.app.kit import ModelPage, ModelPageView
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
@@ -108,20 +106,18 @@ class TreesPageView(ModelPageView):
         if figure3_ratios.cache_info().currsize:   # the server's warm-up computed it
             self._show_figure3(figure3_ratios())
             return
-        document = pn.state.curdoc
+        # Computed off the event loop (the warm-up thread, or this one in a notebook); a
+        # periodic check on the event loop shows it, with the session's document current.
+        threading.Thread(target=figure3_ratios, name="figure3", daemon=True).start()
+        if pn.state.curdoc is None or pn.state.curdoc.session_context is None:
+            return
 
-        def show(ratios) -> None:   # on the event loop, with the session's document current
-            with set_curdoc(document):
-                self._show_figure3(ratios)
+        def check() -> None:
+            if figure3_ratios.cache_info().currsize:
+                self._figure3_check.stop()
+                self._show_figure3(figure3_ratios())
 
-        def compute() -> None:
-            ratios = figure3_ratios()
-            if document is not None and document.session_context is not None:
-                document.add_next_tick_callback(partial(show, ratios))
-            else:
-                self._show_figure3(ratios)
-
-        threading.Thread(target=compute, name="figure3", daemon=True).start()
+        self._figure3_check = pn.state.add_periodic_callback(check, period=300, count=200)
 
     def _show_figure3(self, ratios) -> None:
         self.figure3[1] = pn.pane.Bokeh(theorem1_boxplot(ratios))
