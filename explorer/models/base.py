@@ -33,7 +33,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_multitask
+from ..data.validation import check_multitask, check_task_features
 
 __all__ = [
     "Snapshot",
@@ -281,23 +281,10 @@ class MultiTaskEstimator(BaseEstimator):
                 f"{np.shape(task_features)}); pass task_features only to models whose "
                 "uses_task_features is True."
             )
-        try:
-            features = np.asarray(task_features, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{who}: task_features must be numeric, of shape ({n_tasks}, n_task_features);"
-                f" it could not be read as numbers ({exc})."
-            ) from None
-        if features.ndim != 2 or features.shape[0] != n_tasks or features.shape[1] == 0:
-            raise ValueError(
-                f"{who}: task_features must have shape ({n_tasks}, n_task_features) (one row "
-                f"per task, at least one column); got shape {features.shape}."
-            )
-        if not np.all(np.isfinite(features)):
-            row, col = np.argwhere(~np.isfinite(features))[0]
-            raise ValueError(f"{who}: task_features must be finite; got "
-                             f"{features[row, col]} at row {row}, column {col}.")
-        return features
+        try:   # the one validation helper of the data contract
+            return check_task_features(task_features, n_tasks)
+        except ValueError as exc:
+            raise ValueError(f"{who}: {exc}") from None
 
     def _check_sample_weight(self, sample_weight, n_samples: int):
         """``None`` or a finite non-negative array of shape (n_samples,) with positive sum."""
