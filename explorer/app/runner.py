@@ -437,6 +437,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._shown_version = -1
         self._callback = None
         self._following = True
+        self._rendering = True
         self._finished_reported = False
         self._run_btn = pn.widgets.Button(label="▶ Run", color="primary", width=90)
         self._step_btn = pn.widgets.Button(label="Step", width=70)
@@ -506,6 +507,17 @@ class LiveFitRunner(pn.viewable.Viewer):
             except Exception as exc:  # noqa: BLE001 -- a view bug must not break the controls
                 self._notify(f"Clearing the views failed: {type(exc).__name__}: {exc}", "warning")
 
+    def set_rendering(self, on: bool) -> None:
+        """Draw frames (the page is shown) or not (hidden: the fit goes on, nothing is sent);
+        turned back on, the newest snapshot is drawn at once."""
+        self._rendering = bool(on)
+        if on and self._following and self.session.version != self._shown_version:
+            snap = self.session.latest()
+            self._shown_version = self.session.version
+            if snap is not None:
+                self._safe_render(snap)
+            self._update_status()
+
     def objective_trace(self, up_to_step: int) -> tuple[list, list]:
         """``(steps, objectives)`` of the recorded snapshots up to ``up_to_step``.
 
@@ -547,7 +559,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         # "active" first, so a worker seen gone has already written its final state.
         active = s.active
         state = s.state
-        behind = self._following and s.version != self._shown_version
+        behind = self._rendering and self._following and s.version != self._shown_version
         if behind and self._browser_ready():
             snap = s.latest()
             self._shown_version = s.version

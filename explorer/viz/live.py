@@ -331,8 +331,11 @@ class LiveView:
     A view is created once per page and re-targeted with :meth:`set_data` when the data
     change (names, sizes, truth and colour limits are patched into the existing figures);
     :meth:`update` shows a snapshot (the newest while running, any recorded one when the
-    user scrubs), :meth:`clear` empties it. ``figures`` lists its Bokeh figures; a view may
-    offer :meth:`on_tap` (a click on a point).
+    user scrubs), :meth:`clear` empties it. ``figures`` lists its Bokeh figures; it may
+    grow (a view makes a figure the first time the data or a snapshot needs it, so a page
+    holds the fewest models that draw it; the kit shows new figures after ``set_data`` and
+    after each frame, never rebuilding the others). A view may offer :meth:`on_tap` (a
+    click on a point).
     """
 
     figures: list = []
