@@ -125,3 +125,23 @@ def test_the_tree_diagram_streams_new_nodes_and_draws_what_a_fresh_diagram_draws
     again = TreeDiagram(*args)
     again.update(middle["tree"], highlight=middle["node"]["node"])
     _close(_columns(live), _columns(again))
+
+
+def test_a_large_matrix_travels_at_display_resolution_and_keeps_its_zero_pattern():
+    rows, cols = [f"T{i}" for i in range(100)], [f"f{j}" for j in range(500)]
+    view = MatrixHeatmap(rows, cols, width=480, height=300)
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(100, 500))
+    matrix[:, 300:] = 0.0                      # features nobody uses: exactly zero
+    matrix[7, 123] = -50.0                     # one large entry is never averaged away
+    view.update(matrix)
+    image = view.source.data["image"][0]
+    assert image.shape[1] <= (480 - 130) // 2 < 500 and image.dtype == np.float32
+    drawn = image[::-1]                        # first task first
+    pool_r, pool_c = view.pool
+    assert np.isnan(drawn[:, -(-300 // pool_c):]).all()          # zero blocks stay grey
+    assert drawn[7 // pool_r, 123 // pool_c] == -50.0
+    np.testing.assert_array_equal(view.values, matrix)           # full resolution kept
+    assert any(name == "cell" for name, _ in view._hover.tooltips)
+    small = MatrixHeatmap(["a", "b"], ["c", "d"])
+    assert small.pool == (1, 1) and len(small._hover.tooltips) == 3

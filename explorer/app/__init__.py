@@ -157,7 +157,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self._built: dict[str, pn.viewable.Viewable] = {}
         self.sidebar = self._make_sidebar()
         self._page_error = pn.pane.Alert("", alert_type="danger", visible=False)
-        self._frames: dict[str, pn.Column] = {}   # slug -> the built page's container
+        self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
@@ -296,7 +296,10 @@ class ExplorerApp(pn.viewable.Viewer):
                     frame.visible = False
                 return
             self._built[page.slug] = view
-            self._frames[page.slug] = pn.Column(view, sizing_mode="stretch_width", margin=0)
+            # the page's own layout, shown or hidden (an extra wrapping Column kept the Trees
+            # page's figures from ever reporting drawn in Chromium: no document_ready, so
+            # Panel never counted the session connected and its callbacks never ran)
+            self._frames[page.slug] = pn.panel(view)
             self.main.append(self._frames[page.slug])
         self._page_error.visible = False
         for slug, built in self._built.items():   # hidden pages wait for data changes

@@ -163,7 +163,6 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown_step = 0
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
         self.body = pn.FlexBox(sizing_mode="stretch_width")
-        self._sync_figures()
         self._layout = pn.Column(
             pn.pane.Markdown(page.intro, sizing_mode="stretch_width",
                              styles={"font-size": "15px"}),

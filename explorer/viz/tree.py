@@ -245,6 +245,8 @@ class TreeDiagram:
     def _place(self, position: dict[int, tuple[float, float]], nodes: Sequence[dict]) -> None:
         """Replace the position columns (numbers only) after the layout moved."""
         ids = self.nodes.data["node"]
+        if not len(ids):
+            return
         x = np.array([position[i][0] for i in ids], dtype=float)
         x_of = dict(zip(ids, x.tolist(), strict=True))
         y_of = {i: position[i][1] for i in ids}
