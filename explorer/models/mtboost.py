@@ -306,9 +306,12 @@ class MTBoost(_BoostingClassifier):
             w = _draw(rng, omega)
             inner = []
             for _ in range(n_inner):
-                instance = np.abs(w)[task] * slope_rows
-                if instance.sum() <= 0.0:
+                largest = np.abs(w).max()
+                if not largest > 0.0:
                     break
+                # |w_i| relative to the largest: with one task the weights are AnyBoost's
+                # bit for bit (Eq. 7 normalises them anyway)
+                instance = (np.abs(w) / largest)[task] * slope_rows
                 flipped = w[task] < 0
                 learner, f = _fit_base(self.base_learner, seed, X,
                                        np.where(flipped, -target, target),
