@@ -88,7 +88,7 @@ def test_every_round_obeys_the_reversed_theorem2_bound_and_its_step_rule(variant
                     random_state=1)
     snapshots = list(model.fit_iter(X, y, task))
     s, m = signed(y, task), data.n_tasks
-    paper_claim_broken = 0
+    paper_claim_broken, claims = 0, []
     for snap, (F, f, w) in zip(snapshots, rounds(model, X, task), strict=True):
         before, after = mean_losses(F, s, task, m).sum(), mean_losses(F + w[task] * f, s,
                                                                       task, m).sum()
@@ -106,8 +106,10 @@ def test_every_round_obeys_the_reversed_theorem2_bound_and_its_step_rule(variant
         assert np.allclose(omega, omega.T) and np.trace(omega) == pytest.approx(1.0)
         assert np.linalg.eigvalsh(omega).min() >= -1e-12
         claimed = before - slope @ omega @ slope / lam
+        claims.append(claimed)
         paper_claim_broken += after > claimed + 1e-12
         assert snap.info["reversed_bound"] == pytest.approx(before + w @ slope, abs=1e-10)
+    np.testing.assert_allclose(model.paper_bounds_, claims, rtol=1e-9, atol=1e-12)
     if step == "plain":
         # Theorem 2 as printed (an upper bound) fails in most rounds: it is a lower bound
         assert paper_claim_broken >= len(snapshots) // 2

@@ -241,6 +241,9 @@ class MTBoost(_BoostingClassifier):
     Omega_ : ndarray (m, m)
         The task covariance of the last update; ``correlation_`` its correlation.
     step_sizes_ : ndarray (n_iter_,), the scalar steps ``s``
+    paper_bounds_ : ndarray (n_iter_,)
+        Theorem 2 as printed, ``C(F^{t-1}) - beta^T Omega beta / lam``: the paper claims the
+        loss after round t lies below it; by convexity it lies above whenever ``s = 1``.
     betas_ : ndarray (n_iter_, m), ``beta_t`` at ``F^{t-1}``
     train_loss_ : ndarray (n_iter_, m), per-task mean loss after each round
     classes_ : list of ndarray, each task's two labels (``[0]`` is -1, ``[1]`` is +1)
@@ -300,6 +303,7 @@ class MTBoost(_BoostingClassifier):
         omega = np.eye(m) / m
         committed = np.zeros((m, m))          # W^T W of the applied weights
         weights, learners, steps, betas, history, per_task = [], [], [], [], [], []
+        claimed = []     # Theorem 2 as printed: C(F^{t-1}) - beta^T Omega beta / lam
         converged = False
         for t in range(n_rounds):
             slope_rows = expit(-target * margin) * scale    # |c'(y F)| r, fixed this round
@@ -350,6 +354,7 @@ class MTBoost(_BoostingClassifier):
                 raise ValueError(f"MTBoost: the training loss became {total} in round "
                                  f"{t + 1}; use a larger lam or step='armijo'.")
             criterion = float(beta @ omega @ beta)
+            claimed.append(before - criterion / lam)
             info = partial(_round_info, tuple(weights), beta, applied, w, size, halvings,
                            before, losses, lam, omega, instance, flipped, tuple(inner))
             yield Snapshot(step=t + 1, objective=total,
@@ -364,6 +369,7 @@ class MTBoost(_BoostingClassifier):
         self.correlation_ = correlation_from_covariance(omega)
         self.omega_gram_ = B if learners else np.zeros((m, m))
         self.step_sizes_ = np.array(steps)
+        self.paper_bounds_ = np.array(claimed)
         self.betas_ = np.array(betas).reshape(-1, m)
         self.train_loss_ = np.array(per_task).reshape(-1, m)
         self.classes_ = classes

@@ -15,10 +15,26 @@ import numpy as np
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool
 from bokeh.plotting import figure
 
-from .live import LiveView
+from .live import LiveView, SnapshotMatrixView, TruthMatrixView
 from .style import label_colors, style_figure
 
-__all__ = ["LossBoundsView", "SupertaskView"]
+__all__ = ["LossBoundsView", "SupertaskView", "TaskMatrixView", "TaskTruthView"]
+
+
+class _TiltedTaskNames:
+    """Task names under a narrow heatmap, tilted so that long names do not overlap."""
+
+    def set_data(self, dataset) -> None:
+        super().set_data(dataset)
+        self.heatmap.figure.xaxis.major_label_orientation = 0.7
+
+
+class TaskMatrixView(_TiltedTaskNames, SnapshotMatrixView):
+    """:class:`~explorer.viz.live.SnapshotMatrixView` with tilted task names."""
+
+
+class TaskTruthView(_TiltedTaskNames, TruthMatrixView):
+    """:class:`~explorer.viz.live.TruthMatrixView` with tilted task names."""
 
 _SERIES = ("round", "loss", "paper", "reversed")
 
@@ -44,7 +60,7 @@ class LossBoundsView(LiveView):
                      sizing_mode="fixed")
         loss = fig.line("round", "loss", source=self.source, line_width=2, color="black",
                         legend_label="training loss")
-        fig.scatter("round", "paper", source=self.source, marker="triangle_down", size=9,
+        fig.scatter("round", "paper", source=self.source, marker="inverted_triangle", size=8,
                     color="#d95f02", legend_label="paper: loss <= C(F^{t-1}) - b'Ob/lam")
         fig.scatter("round", "reversed", source=self.source, marker="triangle", size=9,
                     color="#1b9e77", legend_label="reversed: loss >= C(F^{t-1}) + w.b")
@@ -55,6 +71,7 @@ class LossBoundsView(LiveView):
             ("reversed bound", "@reversed{0.0000}")]))
         fig.legend.location = "top_right"
         fig.legend.label_text_font_size = "10pt"
+        fig.legend.background_fill_alpha = 0.7
         style_figure(fig)
         self.figures = [fig]
         self.broken = 0     # rounds whose loss lies above the paper's claimed bound
@@ -86,13 +103,19 @@ class LossBoundsView(LiveView):
 class SupertaskView(LiveView):
     """The supertask of the newest round on 2-D data (size = weight, triangle = flipped)."""
 
+    TITLE = "Supertask: size = weight, triangle = flipped"
+
     def __init__(self, *, width: int = 440, height: int = 380):
         self.source = ColumnDataSource(self._empty())
         fig = figure(width=width, height=height, tools="", toolbar_location=None,
-                     title="Supertask: size = instance weight, triangle = label flipped",
-                     x_axis_label="x0", y_axis_label="x1", sizing_mode="fixed")
+                     title=self.TITLE, x_axis_label="x0", y_axis_label="x1",
+                     sizing_mode="fixed")
         self._points = fig.scatter("x", "y", source=self.source, size="size", marker="marker",
-                                   fill_color="color", line_color="color", fill_alpha=0.55)
+                                   fill_color="color", line_color="color", fill_alpha=0.55,
+                                   legend_field="legend")
+        fig.legend.location = "top_left"
+        fig.legend.label_text_font_size = "9pt"
+        fig.legend.background_fill_alpha = 0.6
         fig.add_tools(HoverTool(renderers=[self._points], tooltips=[
             ("task", "@task"), ("label", "@label"), ("weight", "@weight{0.0000}"),
             ("flipped", "@flipped")]))
@@ -104,12 +127,11 @@ class SupertaskView(LiveView):
     @staticmethod
     def _empty():
         return {"x": [], "y": [], "size": [], "marker": [], "color": [], "task": [],
-                "label": [], "weight": [], "flipped": []}
+                "label": [], "weight": [], "flipped": [], "legend": []}
 
     def set_data(self, dataset) -> None:
         self._data = dataset if dataset.n_features == 2 else None
-        self.figure.title.text = ("Supertask: size = instance weight, triangle = label flipped"
-                                  if self._data is not None else
+        self.figure.title.text = (self.TITLE if self._data is not None else
                                   "Supertask (drawn for 2-D data only)")
         self.clear()
 
@@ -134,7 +156,8 @@ class SupertaskView(LiveView):
             "marker": np.where(flipped, "triangle", "circle").tolist(),
             "color": [colors[int(s > 0)] for s in supertask],
             "task": [names[t] for t in data.task], "label": data.y.tolist(),
-            "weight": weight.tolist(), "flipped": flipped.tolist()}
+            "weight": weight.tolist(), "flipped": flipped.tolist(),
+            "legend": [f"supertask label {'+1' if s > 0 else '-1'}" for s in supertask]}
 
     def clear(self) -> None:
         self.source.data = self._empty()

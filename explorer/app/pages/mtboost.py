@@ -15,8 +15,7 @@ import param
 
 from explorer.app.kit import ModelPage
 from explorer.models import AnyBoost, MTBoost
-from explorer.viz.live import SnapshotMatrixView, TruthMatrixView
-from explorer.viz.mtboost import LossBoundsView, SupertaskView
+from explorer.viz.mtboost import LossBoundsView, SupertaskView, TaskMatrixView, TaskTruthView
 
 __all__ = ["MTBOOST", "MTBoostParams"]
 
@@ -81,11 +80,10 @@ def make_fixed(params, random_state, data):
 def views():
     corr = {"width": 400, "height": 340}
     omega_limit = {"limit": lambda data: 1.5 / data.n_tasks, **corr}
-    return [SnapshotMatrixView("correlation", "Learned task correlation", **corr),
-            TruthMatrixView("task_relation", "True relation (+1, -1, 0)", **corr),
-            SnapshotMatrixView("Omega", "Omega (task covariance, trace 1)", **omega_limit),
-            SnapshotMatrixView("correlation_unsmoothed",
-                               "Correlation of (W'W)^1/2, before smoothing", **corr),
+    return [TaskMatrixView("correlation", "Learned task correlation", **corr),
+            TaskTruthView("task_relation", "True relation (+1, -1, 0)", **corr),
+            TaskMatrixView("Omega", "Omega (covariance, trace 1)", **omega_limit),
+            TaskMatrixView("correlation_unsmoothed", "Correlation before smoothing", **corr),
             LossBoundsView(), SupertaskView()]
 
 
@@ -105,7 +103,9 @@ def explain(model, result, data, test) -> str:
         text += f"Omega's eigenvalue ratio 2nd/1st: **{values[1] / values[0]:.2g}**. "
     history = np.r_[np.log(2.0) * data.n_tasks, model.objective_history_]
     rose = int(np.sum(np.diff(history) > 1e-12))
-    return text + f"The loss rose in **{rose} of {model.n_iter_}** rounds (step: {model.step_})."
+    return text + (f"The loss rose in **{rose} of {model.n_iter_}** rounds (step: "
+                   f"{model.step_})." + (" It lay above the paper's Theorem 2 bound in "
+                   f"**{int(np.sum(history[1:] > model.paper_bounds_ + 1e-12))}** rounds."))
 
 
 MTBOOST = ModelPage(
