@@ -21,13 +21,15 @@ from ..data.validation import check_scalar
 from ..solvers.mtboost import (
     armijo_step,
     correlation_from_covariance,
-    gradient_statistics,
+    gradient_rows,
     ls_svm_fit,
     mm_task_weights,
     numerical_eigenvalues,
     omega_update,
     paper_task_weights,
     smoothing_ridge,
+    task_curvature,
+    task_gradient,
     task_losses,
     task_row_scale,
 )
@@ -96,6 +98,8 @@ def _fit_base(base_learner, seed: int, X: np.ndarray, target: np.ndarray,
 
 def _output(learner, X: np.ndarray) -> np.ndarray:
     """Real output of a regressor; +-1 of a classifier (the paper's f in {-1, 1})."""
+    if isinstance(learner, WeightedLSSVM):      # the hot path: no tag lookup
+        return X @ learner.coef_ + learner.intercept_
     out = np.asarray(learner.predict(X), dtype=float)
     if is_classifier(learner):
         return np.where(out > 0, 1.0, -1.0)
@@ -294,6 +298,7 @@ class MTBoost(_BoostingClassifier):
         step = "plain" if paper else step
         ridge_of = (lambda B: 0.0) if paper else (lambda B: smoothing_ridge(B, delta))
         m = n_tasks_of(task)
+        X = np.ascontiguousarray(X, dtype=np.float64)
         target, classes = _binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m, sample_weight)
         rng = self._rng()
@@ -307,6 +312,7 @@ class MTBoost(_BoostingClassifier):
         converged = False
         for t in range(n_rounds):
             slope_rows = expit(-target * margin) * scale    # |c'(y F)| r, fixed this round
+            gradient = gradient_rows(margin, target, scale)
             w = _draw(rng, omega)
             inner = []
             for _ in range(n_inner):
@@ -320,13 +326,13 @@ class MTBoost(_BoostingClassifier):
                 learner, f = _fit_base(self.base_learner, seed, X,
                                        np.where(flipped, -target, target),
                                        instance / instance.sum())
-                beta, curvature = gradient_statistics(margin, target, task, scale, f, m)
+                beta = task_gradient(gradient, task, f, m)
                 B = committed + np.outer(w, w)
                 if self.learn_omega:
                     omega = omega_update(B, ridge_of(B))
                 inner.append(omega)
-                w = (mm_task_weights(omega, beta, curvature, lam) if step == "mm"
-                     else paper_task_weights(omega, beta, lam))
+                w = (mm_task_weights(omega, beta, task_curvature(scale, task, f, m), lam)
+                     if step == "mm" else paper_task_weights(omega, beta, lam))
             if not inner:      # every task weight is exactly 0: nothing left to learn
                 converged = True
                 break
@@ -451,6 +457,7 @@ class AnyBoost(_BoostingClassifier):
         scale = task_row_scale(task, m, sample_weight)
         seed = int(self._rng().integers(2**31 - 1))
         rows = [np.flatnonzero(task == i) for i in range(m)]
+        task_X = [np.ascontiguousarray(X[r], dtype=np.float64) for r in rows]
         margin = np.zeros(X.shape[0])
         active = np.ones(m, bool)
         one = np.ones((1, 1))
@@ -460,14 +467,14 @@ class AnyBoost(_BoostingClassifier):
             round_learners = [None] * m
             for i in np.flatnonzero(active):
                 r = rows[i]
-                Xi, yi, si, Fi = X[r], target[r], scale[r], margin[r]
+                Xi, yi, si, Fi = task_X[i], target[r], scale[r], margin[r]
                 zeros = np.zeros(r.size, np.intp)
                 slope_rows = expit(-yi * Fi) * si
                 learner, f = _fit_base(self.base_learner, seed, Xi, yi,
                                        slope_rows / slope_rows.sum())
-                beta, curvature = gradient_statistics(Fi, yi, zeros, si, f, 1)
-                w = (mm_task_weights(one, beta, curvature, lam) if step == "mm"
-                     else paper_task_weights(one, beta, lam))
+                beta = task_gradient(gradient_rows(Fi, yi, si), zeros, f, 1)
+                w = (mm_task_weights(one, beta, task_curvature(si, zeros, f, 1), lam)
+                     if step == "mm" else paper_task_weights(one, beta, lam))
                 size = 1.0
                 if step == "armijo":
                     before = float(task_losses(Fi, yi, zeros, si, 1).sum())

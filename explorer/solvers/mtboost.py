@@ -20,6 +20,7 @@ from scipy.special import expit, log_expit
 __all__ = [
     "armijo_step",
     "correlation_from_covariance",
+    "gradient_rows",
     "gradient_statistics",
     "ls_svm_fit",
     "mm_task_weights",
@@ -27,9 +28,14 @@ __all__ = [
     "omega_update",
     "paper_task_weights",
     "smoothing_ridge",
+    "task_curvature",
+    "task_gradient",
     "task_losses",
     "task_row_scale",
 ]
+
+
+_EPS = float(np.finfo(float).eps)
 
 
 def task_row_scale(task: np.ndarray, n_tasks: int, sample_weight: np.ndarray | None = None
@@ -52,10 +58,26 @@ def gradient_statistics(margin: np.ndarray, y: np.ndarray, task: np.ndarray,
                         ) -> tuple[np.ndarray, np.ndarray]:
     """``(beta, D)``, each (m,): the functional gradient of ``C_i`` along ``f`` and its
     curvature bound ``1/4 sum r_j f_j^2`` (``c'' <= 1/4``)."""
-    negative_slope = expit(-y * margin)          # -c'(y F) > 0
-    beta = np.bincount(task, weights=-row_scale * y * f * negative_slope, minlength=n_tasks)
-    curvature = 0.25 * np.bincount(task, weights=row_scale * f * f, minlength=n_tasks)
-    return beta, curvature
+    slope = gradient_rows(margin, y, row_scale)
+    return task_gradient(slope, task, f, n_tasks), task_curvature(row_scale, task, f, n_tasks)
+
+
+def gradient_rows(margin: np.ndarray, y: np.ndarray, row_scale: np.ndarray) -> np.ndarray:
+    """``r_j y_j c'(y_j F_j)`` per row, shape (n,): fixed within a round (F does not move),
+    so the inner steps reuse it."""
+    return -row_scale * y * expit(-y * margin)
+
+
+def task_gradient(slope: np.ndarray, task: np.ndarray, f: np.ndarray, n_tasks: int
+                  ) -> np.ndarray:
+    """``beta_i = sum_{j in i} r_j y_j f_j c'(y_j F_j)`` from :func:`gradient_rows`, (m,)."""
+    return np.bincount(task, weights=slope * f, minlength=n_tasks)
+
+
+def task_curvature(row_scale: np.ndarray, task: np.ndarray, f: np.ndarray, n_tasks: int
+                   ) -> np.ndarray:
+    """``D_i = 1/4 sum_{j in i} r_j f_j^2``, (m,)."""
+    return 0.25 * np.bincount(task, weights=row_scale * f * f, minlength=n_tasks)
 
 
 def smoothing_ridge(B: np.ndarray, delta: float) -> float:
@@ -75,25 +97,29 @@ def omega_update(B: np.ndarray, ridge: float = 0.0) -> np.ndarray:
            [0.    , 0.3333]])
     """
     m = B.shape[0]
-    values, vectors = np.linalg.eigh(0.5 * (B + B.T) + ridge * np.eye(m))
+    shifted = B + B.T                      # symmetric to the last bit, whatever B's round-off
+    shifted.flat[::m + 1] += 2.0 * ridge
+    values, vectors = np.linalg.eigh(shifted)
     root = np.sqrt(numerical_eigenvalues(values))
     total = root.sum()
     if total <= 0.0:
         return np.eye(m) / m
     omega = (vectors * (root / total)) @ vectors.T
-    return 0.5 * (omega + omega.T)
+    omega += omega.T
+    omega *= 0.5
+    return omega
 
 
 def numerical_eigenvalues(values: np.ndarray) -> np.ndarray:
-    """Eigenvalues of a PSD matrix with those at round-off level (below
+    """Ascending eigenvalues (as ``eigh`` returns them) of a PSD matrix with those at
+    round-off level (below
     ``m * machine eps * largest``) set to 0, as a numerical rank does.
 
     Without it the square root of Eq. (10) lifts round-off (1e-16) to 1e-8, and that seed
     grows round after round: the rank-1 collapse of the printed update, exact in exact
     arithmetic, would dissolve through noise alone.
     """
-    top = float(values.max(initial=0.0))
-    cut = values.shape[0] * np.finfo(float).eps * top
+    cut = values.shape[0] * _EPS * max(values[-1], 0.0)    # eigh sorts ascending
     return np.where(values > cut, values, 0.0)
 
 
