@@ -42,10 +42,10 @@ def per_round(name, X, y, task, base="ls_svm", repeat=5):
                  random_state=0)
     anyboost = AnyBoost(base_learner=base, n_rounds=N_ROUNDS, eps=0.0)
     pooled = t_mt = t_any = np.inf
+    fits = N_ROUNDS * N_INNER
     for _ in range(repeat):
         # as many pooled fits as the model makes, in one block: both measurements last
         # about as long, so a busy machine's interruptions hit them alike
-        fits = N_ROUNDS * N_INNER
         pooled = min(pooled, best_of(lambda: [_fit_base(base, 0, X, signed, weight)
                                               for _ in range(fits)], 1) / fits)
         t_mt = min(t_mt, best_of(lambda: mt.fit(X, y, task), 1) / N_ROUNDS)

@@ -201,7 +201,10 @@ class MTBoost(_BoostingClassifier):
        ``c'' <= 1/4``), which satisfies ``sum C(F^t) <= sum C(F^{t-1}) + 1/2 w.beta``.
        ``variant="paper"`` is Eq. (10) and Eq. (12) exactly as printed, with the raw step
        ``s = 1`` whatever ``step`` says (``step_`` records the step used), so the collapse
-       and the rising loss can be watched.
+       and the rising loss can be watched. In the square root of Eq. (10) eigenvalues at
+       round-off level (below ``m * machine eps * largest``) count as 0, as a numerical rank
+       does: otherwise ``sqrt`` lifts 1e-16 to 1e-8 and that seed grows round by round, so
+       the collapse, exact in exact arithmetic, would dissolve through noise alone.
 
     Scale of ``lam``
     ----------------
