@@ -24,8 +24,8 @@ lambda_deviation   ``(1/m) sum_t ||v_t||^2``, the   RegularizedMTL (Evgeniou & P
 lambda_common      ``||w_0||^2``, the common part   RegularizedMTL (lambda2)
 lambda_relation    ``tr(W Omega^{-1} W^T)``, task   MTRL (lambda2; lambda1 is lambda_ridge)
                    covariance Omega
-lam                ``tr(W_t Omega^{-1} W_t^T)`` per MTBoost, AnyBoost (lambda, on per-task
-                   task-mean loss (issue 12's name) mean losses: lambda_paper = n_i * lam)
+lam                ``tr(W_t Omega^{-1} W_t^T)`` on  MTBoost, AnyBoost (the paper's lambda is
+                   per-task mean losses             n_i * lam; the name is issue 12's)
 ================== ================================ ==========================================
 
 Estimates and truth
@@ -60,8 +60,9 @@ from .base import (
 )
 from .baselines import PerTaskEstimator
 from .mtadaboost import MTAdaBoost, SingleTaskAdaBoost
-from .mtboost import MTRL, AnyBoost, MTBoost
+from .mtboost import AnyBoost, MTBoost
 from .mtdt import MTDecisionTree, SingleTaskTree
+from .mtrl import MTRL
 from .regularized import RegularizedMTL
 from .rmtfl import (
     L21MTFL,
