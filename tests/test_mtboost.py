@@ -232,6 +232,23 @@ def test_mtrl_objective_never_increases_and_finds_the_signs():
     assert corr[0, 1] > 0.5 and corr[0, 2] < -0.5
 
 
+def test_mtrl_reaches_cvxpy_optimum_of_the_jointly_convex_problem():
+    _, X, y, task = family(n=40, seed=0)
+    s, m, d = signed(y, task), 4, 2
+    W, b, omega = cp.Variable((d, m)), cp.Variable(m), cp.Variable((m, m), PSD=True)
+    loss = sum(cp.sum(cp.logistic(-cp.multiply(s[task == i], X[task == i] @ W[:, i] + b[i])))
+               / np.sum(task == i) for i in range(m))
+    objective = loss + 0.01 / 2 * cp.sum_squares(W) + 0.1 / 2 * (
+        cp.matrix_frac(W.T, omega) + 1e-3 * cp.matrix_frac(np.eye(m), omega))
+    problem = cp.Problem(cp.Minimize(objective), [cp.trace(omega) == 1])
+    problem.solve()
+    model = MTRL(lambda_ridge=0.01, lambda_relation=0.1, smoothing=1e-3, max_iter=300,
+                 tol=1e-10).fit(X, y, task)
+    assert model.objective_history_[-1] <= problem.value * (1 + 1e-5)
+    assert model.objective_history_[-1] >= problem.value * (1 - 1e-4)
+    np.testing.assert_allclose(model.Omega_, omega.value, atol=5e-3)
+
+
 def test_any_sklearn_estimator_with_sample_weight_is_a_base_learner():
     _, X, y, task = family(seed=4)
     model = MTBoost(base_learner=LogisticRegression(), n_rounds=3, n_inner=2,
