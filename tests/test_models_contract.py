@@ -70,6 +70,10 @@ FAST = {
     "SingleTaskTree": [(dict(max_depth=3), C)],
     "MTAdaBoost": [(dict(n_estimators=3), C)],
     "SingleTaskAdaBoost": [(dict(n_estimators=3), C)],
+    "MTBoost": [(dict(n_rounds=4, n_inner=3, random_state=0), C),
+                (dict(n_rounds=3, base_learner="stump", random_state=0), C)],
+    "AnyBoost": [(dict(n_rounds=4), C)],
+    "MTRL": [(dict(max_iter=5), C)],
 }
 #: class name -> documented task_relationships() keys and shapes ("d" features, "m" tasks).
 _PQW = {"P": ("d", "m"), "Q": ("d", "m"), "W": ("d", "m"), "outlier_scores": ("m",)}
@@ -83,6 +87,9 @@ RELATIONSHIPS = {
     "MTDecisionTree": {"split_borrowing": ("m", "m")},
     "MTAdaBoost": {"split_borrowing": ("m", "m")},
     "SingleTaskTree": {}, "SingleTaskAdaBoost": {},
+    "MTBoost": {"Omega": ("m", "m"), "correlation": ("m", "m"),
+                "correlation_unsmoothed": ("m", "m")},
+    "AnyBoost": {}, "MTRL": {"Omega": ("m", "m"), "correlation": ("m", "m")},
 }
 
 

@@ -22,6 +22,10 @@ refit_lambda_rows  ``||W||_{1,2}`` of stage 2       TwoStageRMTFL
 lambda_deviation   ``(1/m) sum_t ||v_t||^2``, the   RegularizedMTL (Evgeniou & Pontil's
                    tasks' deviations from ``w_0``   lambda1): task coupling
 lambda_common      ``||w_0||^2``, the common part   RegularizedMTL (lambda2)
+lambda_relation    ``tr(W Omega^{-1} W^T)``, task   MTRL (lambda2; lambda1 is lambda_ridge)
+                   covariance Omega
+lam                ``tr(W_t Omega^{-1} W_t^T)`` on  MTBoost, AnyBoost (the paper's lambda is
+                   per-task mean losses             n_i * lam; the name is issue 12's)
 ================== ================================ ==========================================
 
 Estimates and truth
@@ -56,7 +60,9 @@ from .base import (
 )
 from .baselines import PerTaskEstimator
 from .mtadaboost import MTAdaBoost, SingleTaskAdaBoost
+from .mtboost import AnyBoost, MTBoost
 from .mtdt import MTDecisionTree, SingleTaskTree
+from .mtrl import MTRL
 from .regularized import RegularizedMTL
 from .rmtfl import (
     L21MTFL,
@@ -70,6 +76,9 @@ from .rmtfl import (
 )
 
 __all__ = [
+    "AnyBoost",
+    "MTBoost",
+    "MTRL",
     "ConvergenceMonitor",
     "FitDivergedError",
     "LazyMapping",
