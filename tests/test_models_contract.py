@@ -70,6 +70,11 @@ FAST = {
     "SingleTaskTree": [(dict(max_depth=3), C)],
     "MTAdaBoost": [(dict(n_estimators=3), C)],
     "SingleTaskAdaBoost": [(dict(n_estimators=3), C)],
+    "MTKNN": [(dict(loss="hinge", **_ITER), C), (dict(loss="square", **_ITER), C),
+              (dict(solver="paper", **_ITER), C)],
+    "MTKR": [(_ITER, R)],
+    "KNNPerTask": [(dict(n_neighbors=5), C)],
+    "KernelRegressionPerTask": [(dict(n_neighbors=5), R)],
 }
 #: class name -> documented task_relationships() keys and shapes ("d" features, "m" tasks).
 _PQW = {"P": ("d", "m"), "Q": ("d", "m"), "W": ("d", "m"), "outlier_scores": ("m",)}
@@ -83,6 +88,9 @@ RELATIONSHIPS = {
     "MTDecisionTree": {"split_borrowing": ("m", "m")},
     "MTAdaBoost": {"split_borrowing": ("m", "m")},
     "SingleTaskTree": {}, "SingleTaskAdaBoost": {},
+    "MTKNN": {"W": ("m", "m"), "W_normalised": ("m", "m")},
+    "MTKR": {"W": ("m", "m"), "W_normalised": ("m", "m")},
+    "KNNPerTask": {}, "KernelRegressionPerTask": {},
 }
 
 

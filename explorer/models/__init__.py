@@ -22,6 +22,10 @@ refit_lambda_rows  ``||W||_{1,2}`` of stage 2       TwoStageRMTFL
 lambda_deviation   ``(1/m) sum_t ||v_t||^2``, the   RegularizedMTL (Evgeniou & Pontil's
                    tasks' deviations from ``w_0``   lambda1): task coupling
 lambda_common      ``||w_0||^2``, the common part   RegularizedMTL (lambda2)
+lambda_asymmetry   ``1/4 ||W - W^T||_F^2`` of the   MTKNN, MTKR (lambda1)
+                   task-pair weights W
+lambda_ridge       ``1/2 ||W||_F^2`` of the         MTKNN, MTKR (lambda2)
+                   task-pair weights W
 ================== ================================ ==========================================
 
 Estimates and truth
@@ -57,6 +61,7 @@ from .base import (
 from .baselines import PerTaskEstimator
 from .mtadaboost import MTAdaBoost, SingleTaskAdaBoost
 from .mtdt import MTDecisionTree, SingleTaskTree
+from .mtknn import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from .regularized import RegularizedMTL
 from .rmtfl import (
     L21MTFL,
@@ -89,4 +94,8 @@ __all__ = [
     "RobustMTFL",
     "TraceNormMTL",
     "TwoStageRMTFL",
+    "MTKNN",
+    "MTKR",
+    "KNNPerTask",
+    "KernelRegressionPerTask",
 ]
