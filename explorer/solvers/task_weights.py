@@ -159,31 +159,25 @@ def paper_cd_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int
             F, y, margin = features[q], labels[q], margins[q]
             off = [r for r in range(m) if r != q]
 
-            def move(direction: np.ndarray, t: float) -> None:
-                nonlocal margin
-                if t != 0.0:
-                    W[q] += t * direction
-                    margin += t * y * (F @ direction)
-
             # diagonal, Eq. 4: the step t keeps w_qq + t >= max(0, max |w_qr|)
             floor = max(0.0, max((abs(W[q, r]) for r in off), default=0.0))
             unit = np.zeros(m)
             unit[q] = 1.0
             t = _line_min(loss, lambda2, -lambda2 * W[q, q], F[:, q], y, margin,
                           floor - W[q, q], np.inf)
-            move(unit, t)
+            _move(W, q, unit, t, F, y, margin)
             for r in off:  # Eq. 3 in the step t = w_qr(new) - w_qr
                 unit = np.zeros(m)
                 unit[r] = 1.0
                 beta = lambda1 * W[r, q] - lam * W[q, r]
                 t = _line_min(loss, lam, beta, F[:, r], y, margin,
                               -W[q, q] - W[q, r], W[q, q] - W[q, r])
-                move(unit, t)
+                _move(W, q, unit, t, F, y, margin)
             for candidate in _tight_sets(W[q], q):
                 # an earlier coupled move may have released some of them
                 tight = [r for r in candidate if _is_tight(W[q], q, r)]
                 if tight:
-                    _coupled_move(loss, W, q, tight, lambda1, lambda2, F, y, margin, move)
+                    _coupled_move(loss, W, q, tight, lambda1, lambda2, F, y, margin)
             margins[q] = margin
         yield SweepResult(W=W.copy(), objective=task_weight_objective(
             W, F_all, y_all, task, loss, lambda1, lambda2))
@@ -200,11 +194,19 @@ def _tight_sets(row: np.ndarray, q: int, rtol: float = 1e-12) -> list[list[int]]
     return sets
 
 
+def _move(W: np.ndarray, q: int, direction: np.ndarray, t: float, F: np.ndarray,
+          y: np.ndarray, margin: np.ndarray) -> None:
+    """Row q of W moves by t * direction; the margins y_j w_q . F_j follow in place."""
+    if t != 0.0:
+        W[q] += t * direction
+        margin += t * y * (F @ direction)
+
+
 def _is_tight(row: np.ndarray, q: int, r: int, rtol: float = 1e-12) -> bool:
     return row[q] > 0 and abs(abs(row[r]) - row[q]) <= rtol * max(row[q], 1.0)
 
 
-def _coupled_move(loss, W, q, tight, lambda1, lambda2, F, y, margin, move) -> None:
+def _coupled_move(loss, W, q, tight, lambda1, lambda2, F, y, margin) -> None:
     """Move w_qq and the tight w_qr (r in ``tight``) together: w_qr = sign(w_qr) w_qq stays."""
     m = W.shape[0]
     direction = np.zeros(m)
@@ -219,7 +221,7 @@ def _coupled_move(loss, W, q, tight, lambda1, lambda2, F, y, margin, move) -> No
     others = [abs(W[q, r]) for r in range(m) if r != q and r not in tight]
     lower = max(0.0, max(others, default=0.0)) - W[q, q]
     t = _line_min(loss, curvature, -linear, F @ direction, y, margin, lower, np.inf)
-    move(direction, t)
+    _move(W, q, direction, t, F, y, margin)
 
 
 # ---------------------------------------------------------------- exact dual solver
