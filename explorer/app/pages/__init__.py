@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .mtknn import MTKNN_PAGE
 from .outliers import OUTLIERS
 from .shared_vs_separate import SHARED_VS_SEPARATE
 from .trees import TREES
@@ -56,4 +57,5 @@ PAGES: list = [
     SHARED_VS_SEPARATE,
     TREES,
     OUTLIERS,
+    MTKNN_PAGE,
 ]

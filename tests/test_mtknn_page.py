@@ -1,0 +1,33 @@
+"""The Neighbourhoods (MT-KNN) page in process: W beside the truth, the inspector, Figure 4."""
+
+import numpy as np
+from test_model_pages import build, run, view_of
+
+from explorer.viz.live import SnapshotMatrixView
+from explorer.viz.mtknn import neighbour_votes
+
+
+def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
+    page = build("mtknn")
+    model = run(page)
+    shown = view_of(page, SnapshotMatrixView, "W_normalised").heatmap.values
+    np.testing.assert_allclose(shown, model.task_relationships()["W_normalised"], rtol=1e-6)
+    # click a test point: its k neighbours from all tasks, votes w_{t_i,t_l} s(i,l) y_l
+    inspector = page.inspector
+    inspector.points.selected.indices = [3]
+    links = inspector.links.data
+    assert len(links["vote"]) == model.n_neighbors
+    test = page.state.test
+    info = neighbour_votes(model, test.X[3], int(test.task[3]))
+    np.testing.assert_allclose(links["vote"], info["vote"])
+    f = model.decision_function(test.X[3:4], test.task[3:4])[0]
+    assert np.isclose(np.sum(info["vote"]), f)
+    assert str(info["decision"]) in inspector.figure.title.text
+    # Figure 4: computed off the event loop, then shown
+    page.start_sensitivity(model, page.state.train, test).join(60)
+    assert page.show_sensitivity()
+    ks = page.sensitivity.source.data["x"]
+    assert ks[0] == 5 and len(ks) == len(page.sensitivity.source.data["y"]) >= 2
+    # a new k from the slider refits with that k
+    page.params.k = 7
+    assert run(page).n_neighbors == 7
