@@ -83,7 +83,15 @@ def _check_03(text: str) -> None:
     assert mt > 0.9
 
 
-CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03}
+def _check_05(text: str) -> None:
+    r12, r21 = _number(r"related +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
+    assert min(r12, r21) > 0.6
+    n12, n21 = _number(r"negated +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
+    assert (n12, n21) == (-r12, -r21)
+    assert "sum of votes equals f(x): True" in text
+
+
+CHECKS = {"05": _check_05, "01": _check_01, "02": _check_02, "03": _check_03}
 
 
 def test_notebooks_found():
