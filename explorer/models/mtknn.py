@@ -135,9 +135,9 @@ class MTKNN(_NeighbourhoodModel):
         Heat-kernel width; "mean_distance" is the paper's choice, the mean pairwise
         Euclidean distance of the training data.
     solver : {"dual", "paper"}
-        "dual" (default): exact coordinate ascent on the dual (hinge) or on the dual of the
-        m^2-variable QP (square); stops on the relative duality gap, so the result is the
-        optimum to ``tol``. "paper": the paper's primal coordinate descent, each entry's
+        "dual" (default): exact coordinate ascent on the dual (hinge; with an exact step on
+        the free variables' face after each pass) or on the dual of the m^2-variable QP
+        (square); stops on the relative duality gap, so the result is the optimum to ``tol``. "paper": the paper's primal coordinate descent, each entry's
         one-dimensional problem solved exactly (Table 1's breakpoint walk for the hinge,
         the closed form for the square loss) plus coupled diagonal moves; it never
         increases the objective but can stall short of the optimum (see

@@ -276,9 +276,13 @@ def dual_cd_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int,
     mu_diag, nu = np.zeros(m), np.zeros(m)
     W = np.zeros((m, m))
     code = HINGE if loss == "hinge" else SQUARE
+    newton = _HingeNewton(F, y, task, m, float(lambda1), float(lambda2)) \
+        if loss == "hinge" and not row_sum else None
     while True:
         dual_passes(F, y, task, code, row_sum, float(lambda1), float(lambda2), alpha,
                     mu_upper, mu_lower, mu_diag, nu, W, 1)
+        if newton is not None:
+            newton.step(alpha, mu_upper, mu_lower, mu_diag, W)
         feasible = project_feasible(W, row_sum)
         objective = task_weight_objective(feasible, F, y, task, loss, lambda1, lambda2)
         HW = (lambda1 + lambda2) * W - lambda1 * W.T
@@ -286,6 +290,99 @@ def dual_cd_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int,
         dual = float(data_part + nu.sum() - 0.5 * np.sum(W * HW))
         gap = (objective - dual) / max(abs(objective), 1e-12)
         yield SweepResult(W=feasible, objective=objective, dual=dual, gap=max(gap, 0.0))
+
+
+def _inverse_H(m: int, lambda1: float, lambda2: float) -> np.ndarray:
+    """``H^{-1}`` on row-major vec(W): symmetric part / lambda2 + antisymmetric / (lambda2 +
+    2 lambda1)."""
+    swap = np.zeros((m * m, m * m))
+    swap[np.arange(m * m), np.arange(m * m).reshape(m, m).T.ravel()] = 1.0
+    eye = np.eye(m * m)
+    return (eye + swap) / (2.0 * lambda2) + (eye - swap) / (2.0 * (lambda2 + 2.0 * lambda1))
+
+
+class _HingeNewton:
+    """Exact steps on the face of the hinge dual, interleaved with the coordinate passes.
+
+    Coordinate ascent alone crawls when lambda2 is small: the n example variables are
+    coupled through only m^2 directions. Here the dual is one vector ``x`` (alphas in [0, 1],
+    then the constraint multipliers >= 0) with ``vec(W) = H^{-1} A x`` (A is m^2 x N, built
+    once). A step holds the variables at their bounds and maximises over the free ones: the
+    Newton system ``K d = g`` (``K = A_F^T H^{-1} A_F`` has rank <= m^2, so it is solved in
+    the least-squares sense through the m^2 x m^2 Gram); if ``g`` has a part in K's null
+    space the dual rises linearly along it and that part is the direction. The step stops at
+    the first bound (ratio test): the dual never decreases, a variable reaching a bound
+    leaves the face, and the next coordinate pass lets fixed ones back in. Once the face is
+    the optimal one, one step lands on the optimum.
+    """
+
+    def __init__(self, F, y, task, m, lambda1, lambda2):
+        n = F.shape[0]
+        self.m, self.n = m, n
+        self.off = [(q, r) for q in range(m) for r in range(m) if r != q]
+        N = n + 2 * len(self.off) + m
+        A = np.zeros((m * m, N))
+        for r in range(m):
+            A[task * m + r, np.arange(n)] = y * F[:, r]
+        for i, (q, r) in enumerate(self.off):
+            A[q * m + q, n + i] = A[q * m + q, n + len(self.off) + i] = 1.0
+            A[q * m + r, n + i] = -1.0                   # w_qq - w_qr >= 0
+            A[q * m + r, n + len(self.off) + i] = 1.0    # w_qq + w_qr >= 0
+        for q in range(m):
+            A[q * m + q, n + 2 * len(self.off) + q] = 1.0
+        self.A = A
+        self.H_inv = _inverse_H(m, lambda1, lambda2)
+        evals, evecs = np.linalg.eigh(self.H_inv)
+        self.B = (evecs * np.sqrt(np.maximum(evals, 0.0))) @ evecs.T @ A
+        self.linear = np.zeros(N)
+        self.linear[:n] = 1.0
+        self.upper = np.full(N, np.inf)
+        self.upper[:n] = 1.0
+
+    def pack(self, alpha, mu_upper, mu_lower, mu_diag) -> np.ndarray:
+        rows, cols = np.array(self.off).T if self.off else (np.array([], int),) * 2
+        return np.concatenate([alpha, mu_upper[rows, cols], mu_lower[rows, cols], mu_diag])
+
+    def unpack(self, x, alpha, mu_upper, mu_lower, mu_diag, W) -> None:
+        n, k = self.n, len(self.off)
+        alpha[:] = x[:n]
+        for i, (q, r) in enumerate(self.off):
+            mu_upper[q, r], mu_lower[q, r] = x[n + i], x[n + k + i]
+        mu_diag[:] = x[n + 2 * k:]
+        W[:] = (self.H_inv @ (self.A @ x)).reshape(self.m, self.m)
+
+    def dual(self, x) -> tuple[float, np.ndarray]:
+        Bx = self.B @ x
+        return float(self.linear @ x - 0.5 * Bx @ Bx), Bx
+
+    def step(self, alpha, mu_upper, mu_lower, mu_diag, W) -> None:
+        x = self.pack(alpha, mu_upper, mu_lower, mu_diag)
+        free = (x > 0.0) & (x < self.upper)
+        if not free.any():
+            return
+        B = self.B[:, free]
+        g = self.linear[free] - B.T @ (self.B @ x)
+        gram_vals, gram_vecs = np.linalg.eigh(B @ B.T)
+        keep = gram_vals > 1e-12 * max(float(gram_vals.max()), 1e-300)
+        inv_sq = np.zeros_like(gram_vals)
+        inv_sq[keep] = 1.0 / gram_vals[keep] ** 2
+        newton = B.T @ (gram_vecs @ (inv_sq * (gram_vecs.T @ (B @ g))))
+        residual = g - B.T @ (B @ newton)
+        linear = float(residual @ residual) > 1e-20 * max(float(g @ g), 1e-300)
+        direction = residual if linear else newton
+        values, ceiling = x[free], self.upper[free]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(direction > 0, (ceiling - values) / direction,
+                            np.where(direction < 0, -values / direction, np.inf))
+        blocking = int(np.argmin(room))
+        step = float(room[blocking]) if linear else min(1.0, float(room[blocking]))
+        if not np.isfinite(step) or step <= 0:
+            return
+        values = values + step * direction
+        if step == room[blocking]:     # land exactly on the blocking bound
+            values[blocking] = ceiling[blocking] if direction[blocking] > 0 else 0.0
+        x[free] = np.clip(values, 0.0, ceiling)
+        self.unpack(x, alpha, mu_upper, mu_lower, mu_diag, W)
 
 
 def warm_up() -> None:
