@@ -72,7 +72,7 @@ FAST = {
     "SingleTaskAdaBoost": [(dict(n_estimators=3), C)],
     "MTKNN": [(dict(loss="hinge", **_ITER), C), (dict(loss="square", **_ITER), C),
               (dict(solver="paper", **_ITER), C)],
-    "MTKR": [(_ITER, R)],
+    "MTKR": [(_ITER, R), (dict(solver="paper", **_ITER), R)],
     "KNNPerTask": [(dict(n_neighbors=5), C)],
     "KernelRegressionPerTask": [(dict(n_neighbors=5), R)],
 }

@@ -16,6 +16,7 @@ from explorer.solvers.task_weights import (
     dual_cd_sweeps,
     hinge_breakpoint_min,
     paper_cd_sweeps,
+    paper_smo_sweeps,
     square_coordinate_min,
     square_qp_sweeps,
     task_weight_objective,
@@ -130,6 +131,24 @@ def test_the_papers_coordinate_descent_never_increases_the_objective(loss):
     # it can stall short of the optimum (module docstring) but never beats it
     assert history[-1] >= reference * (1 - 1e-7)
     assert history[-1] <= 1.05 * reference
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_papers_smo_is_monotone_feasible_and_exact_for_two_tasks(seed):
+    F, y, task, m = random_problem(seed, row_sum=True)
+    reference = cvxpy_optimum(F, y, task, m, 1.0, 1.0, "square", row_sum=True)
+    history = []
+    for sweep in paper_smo_sweeps(F, y, task, m, 1.0, 1.0):
+        history.append(sweep.objective)
+        if len(history) == 100:
+            break
+    assert np.all(np.diff(history) <= 1e-10 * np.abs(history[1:]))
+    W = sweep.W
+    np.testing.assert_allclose(W.sum(1), 1.0, atol=1e-12)
+    assert np.all(np.abs(W) <= np.diag(W)[:, None] + 1e-12)
+    assert history[-1] >= reference * (1 - 1e-7)
+    if m == 2:   # one free direction per row: the pairs reach the optimum
+        assert history[-1] <= reference * (1 + 1e-6)
 
 
 PAPER_TOY = {  # Section 4.1 (Pima diabetes there; breast cancer here)

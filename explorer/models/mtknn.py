@@ -30,7 +30,12 @@ from ..solvers.heterogeneous_neighbors import (
     mean_pairwise_distance,
     vote_features,
 )
-from ..solvers.task_weights import dual_cd_sweeps, paper_cd_sweeps, square_qp_sweeps
+from ..solvers.task_weights import (
+    dual_cd_sweeps,
+    paper_cd_sweeps,
+    paper_smo_sweeps,
+    square_qp_sweeps,
+)
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = ["MTKNN", "MTKR", "KNNPerTask", "KernelRegressionPerTask", "heat_weights"]
@@ -137,10 +142,11 @@ class MTKNN(_NeighbourhoodModel):
     solver : {"dual", "paper"}
         "dual" (default): exact coordinate ascent on the dual (hinge; with an exact step on
         the free variables' face after each pass) or on the dual of the m^2-variable QP
-        (square); stops on the relative duality gap, so the result is the optimum to ``tol``. "paper": the paper's primal coordinate descent, each entry's
-        one-dimensional problem solved exactly (Table 1's breakpoint walk for the hinge,
-        the closed form for the square loss) plus coupled diagonal moves; it never
-        increases the objective but can stall short of the optimum (see
+        (square); stops on the relative duality gap, so the result is the optimum to ``tol``.
+        "paper": the paper's primal coordinate descent, each entry's one-dimensional
+        problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
+        for the square loss) plus coupled diagonal moves; it never increases the
+        objective but can stall short of the optimum (see
         :mod:`explorer.solvers.task_weights`).
     max_iter : int
         Sweeps (one pass over all coordinates each).
@@ -245,26 +251,33 @@ class MTKR(_NeighbourhoodModel):
         min_W  sum_i (w_{t_i} . y_hat_i - y_i)^2 + lambda_asymmetry/4 ||W - W^T||_F^2
                + lambda_ridge/2 ||W||_F^2      s.t.  W 1 = 1,  -w_qq <= w_qr <= w_qq.
 
-    Solved exactly: the loss enters through per-task Gram matrices, leaving a QP in the m^2
-    entries of W whose dual is solved by coordinate ascent to a relative duality gap ``tol``.
-    Parameters and attributes as :class:`MTKNN` (no ``loss``, ``solver``, ``classes_``).
+    ``solver="dual"`` (default) solves it exactly: the loss enters through per-task Gram
+    matrices, leaving a QP in the m^2 entries of W whose dual is solved by coordinate ascent
+    to a relative duality gap ``tol``. ``solver="paper"`` runs the paper's SMO over the most
+    violating pair of each row (Section 3.1, analytic clipped step), stopping on the relative
+    objective change; it never increases the objective but can stop short of the optimum
+    when m >= 3 (see :func:`explorer.solvers.task_weights.paper_smo_sweeps`).
+    Parameters and attributes as :class:`MTKNN` (no ``loss``, ``classes_``).
     """
 
     _estimator_type = "regressor"
 
     def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
-                 lambda_ridge: float = 1.0, sigma="mean_distance", max_iter: int = 3000,
-                 tol: float = 1e-6, random_state=None):
+                 lambda_ridge: float = 1.0, sigma="mean_distance", solver: str = "dual",
+                 max_iter: int = 3000, tol: float = 1e-6, random_state=None):
         self.n_neighbors = n_neighbors
         self.lambda_asymmetry = lambda_asymmetry
         self.lambda_ridge = lambda_ridge
         self.sigma = sigma
+        self.solver = solver
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         self._check_common(X.shape[0])
+        if self.solver not in ("dual", "paper"):
+            raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
         m = n_tasks_of(task)
         target = y.astype(np.float64)
         means = np.bincount(task, weights=target, minlength=m) / np.bincount(task, minlength=m)
@@ -272,9 +285,12 @@ class MTKR(_NeighbourhoodModel):
         nb = heterogeneous_neighbours(index, task, X, self.n_neighbors, sigma,
                                       exclude_self=True)
         features = kernel_regression_features(nb, target, m, means)
-        sweeps = square_qp_sweeps(features, target, task, m, float(self.lambda_asymmetry),
-                                  float(self.lambda_ridge), row_sum=True)
-        yield from self._solve(sweeps, m, dual=True)
+        l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
+        if self.solver == "paper":
+            sweeps = paper_smo_sweeps(features, target, task, m, l1, l2)
+        else:
+            sweeps = square_qp_sweeps(features, target, task, m, l1, l2, row_sum=True)
+        yield from self._solve(sweeps, m, dual=self.solver == "dual")
         self.sigma_ = sigma
         self.neighbors_ = index
         self.train_task_ = task.copy()

@@ -42,6 +42,7 @@ __all__ = [
     "paper_cd_sweeps",
     "dual_cd_sweeps",
     "square_qp_sweeps",
+    "paper_smo_sweeps",
     "project_feasible",
     "SweepResult",
     "warm_up",
@@ -458,3 +459,76 @@ def square_qp_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: in
         dual = float(-0.5 * shifted @ P_inv @ shifted + rhs @ lam + constant)
         gap = (objective - dual) / max(abs(objective), 1e-12)
         yield SweepResult(W=W, objective=objective, dual=dual, gap=max(gap, 0.0))
+
+
+# ---------------------------------------------------------------- MT-KR: the paper's SMO
+def paper_smo_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int,
+                     lambda1: float, lambda2: float, *, pair_tol: float = 1e-12,
+                     max_pairs: int | None = None) -> Iterator[SweepResult]:
+    """The paper's SMO for Eq. 7 (Section 3.1), one sweep = every row once; forever.
+
+    Row q's problem (Eq. 8) is ``1/2 w A w^T + w b^T`` with ``A = 2 sum y_hat y_hat^T +
+    lambda1 I^q + lambda2 I`` (the paper prints ``lambda1 I_m``, but the symmetry term does not
+    involve w_qq: ``I^q``, the identity with its (q, q) entry zeroed, which it defines and never
+    uses, is right) and ``b = -2 sum y y_hat - lambda1 c_q`` (c_q: column q of W, its q-th
+    entry zeroed). With ``g = A w + b``, pick ``j = argmax g`` over {w_qj = w_qq or interior}
+    and ``k = argmin g`` over {interior, w_qk = -w_qq, k = q}; move ``w_qj += t``,
+    ``w_qk -= t`` with ``t = clip((g_k - g_j) / (A_jj + A_kk - 2 A_jk), c, e)``. For
+    ``k = q`` the bound is ``e = min((w_qq - w_qj) / 2, min_l (w_qq - |w_ql|))`` (the paper's
+    ``(w_ik - w_ii) / 2`` with k = i would be 0; the derivation gives ``(w_ii - w_ij) / 2``).
+    Since no pair decreases w_qq, the sweeps start from the uniform W (every ``w_qq = 1/m``,
+    its least feasible value); the paper does not say where it starts.
+
+    The pair condition is necessary but not sufficient for optimality: moving w_qq together
+    with *two* off-diagonal entries can still descend (the KKT system ties w_qq's multiplier
+    to all of the row's bound multipliers), so the sweeps never increase the objective but may
+    stop short of the optimum; :func:`square_qp_sweeps` is exact.
+    """
+    m = n_tasks
+    grams = [2.0 * F[task == q].T @ F[task == q] for q in range(m)]
+    cross = [2.0 * F[task == q].T @ y[task == q] for q in range(m)]
+    # the pairs never decrease w_qq (j != q), so start where w_qq is smallest: w_qq >= 1/m
+    # for any feasible row (it is the largest entry of a row summing to 1)
+    W = np.full((m, m), 1.0 / m)
+    limit = max_pairs or 50 * m
+    while True:
+        for q in range(m):
+            A = grams[q] + lambda2 * np.eye(m)
+            A[np.arange(m) != q, np.arange(m) != q] += lambda1
+            column = W[:, q].copy()
+            column[q] = 0.0
+            b = -cross[q] - lambda1 * column
+            w = W[q]
+            g = A @ w + b
+            for _ in range(limit):
+                d = w[q]
+                others = np.arange(m) != q
+                upper = others & (w >= d)              # S1
+                interior = others & (np.abs(w) < d)    # S2
+                lower = others & (w <= -d)             # S3
+                up_set = np.flatnonzero(upper | interior)
+                down_set = np.flatnonzero(interior | lower)
+                down_set = np.append(down_set, q)      # S4 = {q}
+                if up_set.size == 0:
+                    break
+                j = up_set[np.argmax(g[up_set])]
+                k = down_set[np.argmin(g[down_set])]
+                if j == k or g[j] - g[k] <= pair_tol * max(1.0, abs(g[j])):
+                    break
+                eta = A[j, j] + A[k, k] - 2.0 * A[j, k]
+                if k == q:
+                    rest = np.abs(w[others & (np.arange(m) != j)])
+                    high = min((d - w[j]) / 2.0, float((d - rest).min()) if rest.size
+                               else np.inf)
+                    low = -np.inf
+                else:
+                    low = max(w[k] - d, -w[j] - d)
+                    high = min(d - w[j], d + w[k])
+                t = min(high, max(low, (g[k] - g[j]) / eta))
+                if t == 0.0:
+                    break
+                w[j] += t
+                w[k] -= t
+                g += t * (A[:, j] - A[:, k])
+        yield SweepResult(W=W.copy(), objective=task_weight_objective(
+            W, F, y, task, "square", lambda1, lambda2))
