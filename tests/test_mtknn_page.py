@@ -22,7 +22,7 @@ def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
     np.testing.assert_allclose(links["vote"], info["vote"])
     f = model.decision_function(test.X[3:4], test.task[3:4])[0]
     assert np.isclose(np.sum(info["vote"]), f)
-    assert str(info["decision"]) in inspector.figure.title.text
+    assert f"class {info['decision']}" in inspector.figure.title.text
     # Figure 4: computed off the event loop, then shown
     page.start_sensitivity(model, page.state.train, test).join(60)
     assert page.show_sensitivity()

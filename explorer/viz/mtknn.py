@@ -54,6 +54,9 @@ class NeighbourInspector:
         fig.scatter("x", "y", source=self.train, color="color", alpha=0.25, size=5)
         fig.segment("x0", "y0", "x1", "y1", source=self.links, line_width="width",
                     line_color="color", line_alpha=0.85)
+        # rings on the neighbours, as thick as their votes (they are often close together)
+        fig.scatter("x1", "y1", source=self.links, size=18, fill_alpha=0.0,
+                    line_color="color", line_width="width")
         renderer = fig.scatter("x", "y", source=self.points, color="color", size=8,
                                line_color="black", nonselection_alpha=0.35)
         fig.add_tools(TapTool(renderers=[renderer]),
@@ -69,6 +72,7 @@ class NeighbourInspector:
             self.figure.title.text = "Neighbour inspector: needs 2-D tasks"
             return
         self.model, self.test = model, test
+        self.names = [str(n) for n in train.task_names]
         colors = np.array(task_colors(train.n_tasks))
         names = [str(n) for n in train.task_names]
         self.train.data = {"x": train.X[:, 0], "y": train.X[:, 1],
@@ -87,12 +91,15 @@ class NeighbourInspector:
         self.links.data = {
             "x0": [float(x[0])] * len(info["index"]), "y0": [float(x[1])] * len(info["index"]),
             "x1": train_X[info["index"], 0], "y1": train_X[info["index"], 1],
-            "width": (1.0 + 7.0 * np.abs(info["vote"]) / scale).tolist(),
+            "width": (1.0 + 5.0 * np.abs(info["vote"]) / scale).tolist(),
             "color": [DIVERGING[-2] if v > 0 else DIVERGING[1] for v in info["vote"]],
             "vote": info["vote"].tolist(), "task": info["task"].tolist()}
         decision = info["decision"]
-        shown = f"{decision:.3g}" if isinstance(decision, float) else str(decision)
-        self.figure.title.text = f"Point {i} (task {t}): decision {shown}"
+        if isinstance(decision, float):
+            shown = f"prediction {decision:.3g}"
+        else:
+            shown = f"vote sum {info['vote'].sum():+.3f} -> class {decision}"
+        self.figure.title.text = f"{self.names[t]}, point {i}: {shown}"
         return info
 
     def _tapped(self, attr, old, new) -> None:

@@ -31,7 +31,10 @@ label times its similarity, scaled by a learned **task-pair weight** `w[own task
 The matrix W shows, row by row, how much a task trusts the others' points (divided by the
 diagonal): **blue +1** related, **red -1** related with flipped labels, **white 0**
 unrelated — compare it with the true relation beside it. On 2-D tasks, **click a test point**
-to see its neighbours, each line as thick as its vote (blue for, red against).
+to see its neighbours, each line and ring as thick as its vote (blue for the positive
+class, red against). The objective is Eq. 2 at the solver's current W: the exact (dual)
+solver may raise it in its first sweeps while it closes the duality gap. The last plot
+refits for k = 5..40 (the paper's Figure 4).
 """
 
 
