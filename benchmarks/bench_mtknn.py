@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from explorer.models import MTKNN, MTKR
 from explorer.solvers import task_weights
-from explorer.solvers.task_weights import dual_cd_sweeps, square_qp_sweeps
+from explorer.solvers.task_weights import hinge_interior_point_steps, square_qp_sweeps
 
 M, N, D = 7, 400, 16
 
@@ -68,7 +68,7 @@ def main():
         F, yy = model.train_features_, model.train_y_
         loss = "square" if name != "MT-KNN hinge" else "hinge"
         row_sum = name == "MT-KR"
-        sweeps = dual_cd_sweeps(F, yy, task, M, 1.0, 1.0, loss) if loss == "hinge" else \
+        sweeps = hinge_interior_point_steps(F, yy, task, M, 1.0, 1.0) if loss == "hinge" else \
             square_qp_sweeps(F, yy, task, M, 1.0, 1.0, row_sum=row_sum)
         t_ours, v_ours = ours(sweeps, 1e-7)
         t_cvx, v_cvx = cvxpy_solve(F, yy, task, loss, row_sum)

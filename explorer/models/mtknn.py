@@ -30,12 +30,8 @@ from ..solvers.heterogeneous_neighbors import (
     mean_pairwise_distance,
     vote_features,
 )
-from ..solvers.task_weights import (
-    dual_cd_sweeps,
-    paper_cd_sweeps,
-    paper_smo_sweeps,
-    square_qp_sweeps,
-)
+from ..solvers.task_weights import hinge_interior_point_steps, square_qp_sweeps
+from ..solvers.task_weights_paper import paper_cd_sweeps, paper_smo_sweeps
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = ["MTKNN", "MTKR", "KNNPerTask", "KernelRegressionPerTask", "heat_weights"]
@@ -140,16 +136,17 @@ class MTKNN(_NeighbourhoodModel):
         Heat-kernel width; "mean_distance" is the paper's choice, the mean pairwise
         Euclidean distance of the training data.
     solver : {"dual", "paper"}
-        "dual" (default): exact coordinate ascent on the dual (hinge; with an exact step on
-        the free variables' face after each pass) or on the dual of the m^2-variable QP
-        (square); stops on the relative duality gap, so the result is the optimum to ``tol``.
+        "dual" (default): exact, stopping on the relative duality gap, so the result is the
+        optimum to ``tol``: a primal-dual interior-point method (hinge; one snapshot per
+        step) or coordinate ascent on the dual of the m^2-variable QP (square; one per
+        pass); see :mod:`explorer.solvers.task_weights`.
         "paper": the paper's primal coordinate descent, each entry's one-dimensional
         problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
         for the square loss) plus coupled diagonal moves; it never increases the
         objective but can stall short of the optimum (see
-        :mod:`explorer.solvers.task_weights`).
+        :mod:`explorer.solvers.task_weights_paper`).
     max_iter : int
-        Sweeps (one pass over all coordinates each).
+        Sweeps (coordinate passes) or interior-point steps.
     tol : float
         Relative duality gap ("dual") or relative objective change ("paper").
     random_state : None, int or Generator
@@ -210,7 +207,7 @@ class MTKNN(_NeighbourhoodModel):
             sweeps = paper_cd_sweeps(features, signed, task, m, l1, l2, self.loss,
                                      np.zeros((m, m)))
         elif self.loss == "hinge":
-            sweeps = dual_cd_sweeps(features, signed, task, m, l1, l2, "hinge")
+            sweeps = hinge_interior_point_steps(features, signed, task, m, l1, l2)
         else:
             sweeps = square_qp_sweeps(features, signed, task, m, l1, l2)
         yield from self._solve(sweeps, m, dual=self.solver == "dual")
@@ -256,7 +253,7 @@ class MTKR(_NeighbourhoodModel):
     to a relative duality gap ``tol``. ``solver="paper"`` runs the paper's SMO over the most
     violating pair of each row (Section 3.1, analytic clipped step), stopping on the relative
     objective change; it never increases the objective but can stop short of the optimum
-    when m >= 3 (see :func:`explorer.solvers.task_weights.paper_smo_sweeps`).
+    when m >= 3 (see :func:`explorer.solvers.task_weights_paper.paper_smo_sweeps`).
     Parameters and attributes as :class:`MTKNN` (no ``loss``, ``classes_``).
     """
 
