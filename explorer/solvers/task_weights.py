@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg.lapack import dpotrf, dpotrs
 
 __all__ = [
     "task_weight_objective",
@@ -80,10 +80,9 @@ def project_feasible(W: np.ndarray, row_sum: bool) -> np.ndarray:
     ``w_qq <- max(w_qq, 0)``, ``w_qr <- clip(w_qr, -w_qq, w_qq)``; with ``row_sum`` each row
     is then divided by its sum (a positive scale keeps the box constraints).
     """
-    P = np.array(W, dtype=np.float64, copy=True)
-    diag = np.maximum(np.diag(P), 0.0)
-    P = np.clip(P, -diag[:, None], diag[:, None])
-    np.fill_diagonal(P, diag)
+    diag = np.maximum(np.diag(W), 0.0)[:, None]
+    P = np.minimum(np.maximum(W, -diag), diag)
+    np.fill_diagonal(P, diag[:, 0])
     if row_sum:
         total = P.sum(axis=1)
         m = P.shape[0]
@@ -181,7 +180,7 @@ class _HingeQP:
 
     @property
     def n(self) -> int:
-        return sum(r.size for r in self.rows)
+        return self.rows[-1].stop
 
     def margins(self, w: np.ndarray) -> np.ndarray:
         """(n,): ``y_j w_{t_j} . x_hat_j`` for vec(W) ``w``."""
@@ -208,7 +207,7 @@ def _newton_direction(qp: _HingeQP, factor, d, s, rp, rd_w, rd_xi, rc):
     u3 = d3 * rp3 - rc[2] / s3
     share = (-rd_xi + u1 + u2) / (d1 + d2)
     rhs = -rd_w + qp.combine(u2 - d2 * share) + qp.C.T @ u3
-    dw = cho_solve(factor, rhs, check_finite=False)
+    dw, _ = dpotrs(factor, rhs, lower=1)
     Bdw = qp.margins(dw)
     Cdw = qp.C @ dw
     dxi = share - d2 * Bdw / (d1 + d2)
@@ -243,10 +242,12 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     H_inv = _inverse_H(m, lambda1, lambda2)
     H = (lambda1 + lambda2) * np.eye(m * m)
     H[np.arange(m * m), np.arange(m * m).reshape(m, m).T.ravel()] -= lambda1
-    rows = [np.flatnonzero(task == q) for q in range(m)]
+    order = np.argsort(task, kind="stable")     # tasks as contiguous slices: no gathers
+    F, y, task = F[order], y[order], task[order]
+    bounds = np.searchsorted(task, np.arange(m + 1))
+    rows = [slice(bounds[q], bounds[q + 1]) for q in range(m)]
     signed = y[:, None] * F
-    qp = _HingeQP(m, rows, [np.ascontiguousarray(signed[r]) for r in rows], H,
-                  _constraint_matrix(m, False)[0])
+    qp = _HingeQP(m, rows, [signed[r] for r in rows], H, _constraint_matrix(m, False)[0])
     n, p = F.shape[0], qp.C.shape[0]
     w, xi = np.zeros(m * m), np.ones(n)
     s = [np.ones(n), np.ones(n), np.ones(p)]
@@ -263,7 +264,10 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
         for q in range(m):
             block = slice(q * m, (q + 1) * m)
             K[block, block] += qp.blocks[q].T @ (e[rows[q], None] * qp.blocks[q])
-        factor = cho_factor(K, check_finite=False)
+        factor, info = dpotrf(K, lower=1)
+        if info != 0:
+            raise ArithmeticError(f"the interior-point Newton matrix is not positive definite "
+                                  f"(LAPACK dpotrf info {info}).")
         # predictor (affine scaling), then Mehrotra's corrector
         _, _, ds, dl = _newton_direction(qp, factor, d, s, rp, rd_w, rd_xi,
                                          [a * b for a, b in zip(s, lam, strict=True)])
