@@ -121,6 +121,15 @@ def test_exact_solvers_reach_the_cvxpy_optimum(seed, case):
     assert abs(final.objective - reference) / abs(reference) <= 1e-6
 
 
+def test_compiled_interior_point_step_matches_numpy():
+    F, y, task, m = random_problem(2)
+    compiled = hinge_interior_point_steps(F, y, task, m, 0.1, 0.01, compiled=True)
+    plain = hinge_interior_point_steps(F, y, task, m, 0.1, 0.01, compiled=False)
+    for _, a, b in zip(range(10), compiled, plain, strict=False):
+        np.testing.assert_allclose(a.W, b.W, atol=1e-10)
+        assert a.objective == pytest.approx(b.objective, rel=1e-10)
+
+
 @pytest.mark.parametrize("loss", ["hinge", "square"])
 def test_the_papers_coordinate_descent_never_increases_the_objective(loss):
     F, y, task, m = random_problem(7, n_max=40)

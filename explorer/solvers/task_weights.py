@@ -226,8 +226,41 @@ def _longest_step(values, deltas) -> float:
     return step
 
 
+def _interior_point_step(qp: _HingeQP, w, xi, s, lam):
+    """One Mehrotra predictor-corrector step in NumPy (the compiled ``ipm_step`` mirrors it)."""
+    m, H = qp.m, qp.H
+    total = 2 * xi.size + s[2].size
+    rd_w = H @ w - qp.combine(lam[1]) - qp.C.T @ lam[2]
+    rd_xi = 1.0 - lam[0] - lam[1]
+    rp = (s[0] - xi, s[1] - qp.margins(w) - xi + 1.0, s[2] - qp.C @ w)
+    mu = sum(a @ b for a, b in zip(s, lam, strict=True)) / total
+    d = [a / b for a, b in zip(lam, s, strict=True)]
+    e = d[0] * d[1] / (d[0] + d[1])
+    K = H + qp.C.T @ (d[2][:, None] * qp.C)
+    for q in range(m):
+        block = slice(q * m, (q + 1) * m)
+        K[block, block] += qp.blocks[q].T @ (e[qp.rows[q], None] * qp.blocks[q])
+    factor, info = dpotrf(K, lower=1)
+    if info != 0:
+        raise ArithmeticError(f"the interior-point Newton matrix is not positive definite "
+                              f"(LAPACK dpotrf info {info}).")
+    # predictor (affine scaling), then Mehrotra's corrector
+    _, _, ds, dl = _newton_direction(qp, factor, d, s, rp, rd_w, rd_xi,
+                                     [a * b for a, b in zip(s, lam, strict=True)])
+    affine = min(_longest_step(s, ds), _longest_step(lam, dl))
+    mu_affine = sum((a + affine * da) @ (b + affine * db)
+                    for a, da, b, db in zip(s, ds, lam, dl, strict=True)) / total
+    sigma = (mu_affine / mu) ** 3
+    rc = [a * b + da * db - sigma * mu for a, da, b, db in zip(s, ds, lam, dl, strict=True)]
+    dw, dxi, ds, dl = _newton_direction(qp, factor, d, s, rp, rd_w, rd_xi, rc)
+    step = 0.99 * min(_longest_step(s, ds), _longest_step(lam, dl))
+    return (w + step * dw, xi + step * dxi, [a + step * da for a, da in zip(s, ds, strict=True)],
+            [a + step * da for a, da in zip(lam, dl, strict=True)])
+
+
 def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int,
-                               lambda1: float, lambda2: float) -> Iterator[SweepResult]:
+                               lambda1: float, lambda2: float, *, compiled: bool = True
+                               ) -> Iterator[SweepResult]:
     """Eq. 2 with the hinge loss by a primal-dual interior-point method; one step per yield.
 
     The QP ``min 1/2 w^T H w + sum xi`` s.t. ``xi >= 0``, ``y_j w_{t_j} . x_hat_j + xi_j >= 1``,
@@ -236,7 +269,8 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     ``H + sum_q F_q^T diag(e_q) F_q + C^T diag(d) C``: a step costs O(n m^2 + m^6). Each step
     reports the feasible :func:`project_feasible` W, its primal value, the dual value of the
     current multipliers clipped to the dual's bounds (``0 <= alpha <= 1``, ``mu >= 0``: a
-    valid lower bound) and the relative gap.
+    valid lower bound) and the relative gap. ``compiled``: the numba kernel
+    (:func:`~explorer.solvers._task_weight_kernels.ipm_step`) or the same step in NumPy.
     """
     m = n_tasks
     H_inv = _inverse_H(m, lambda1, lambda2)
@@ -252,35 +286,21 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     w, xi = np.zeros(m * m), np.ones(n)
     s = [np.ones(n), np.ones(n), np.ones(p)]
     lam = [np.full(n, 0.5), np.full(n, 0.5), np.ones(p)]
-    total = 2 * n + p
+    if compiled:
+        from ._task_weight_kernels import ipm_step
+
+        S = np.ascontiguousarray(signed)
+        cidx = np.zeros((p, 2), dtype=np.int64)
+        cval = np.zeros((p, 2))
+        for k, row in enumerate(qp.C):
+            nonzero = np.flatnonzero(row)
+            cidx[k, :nonzero.size], cval[k, :nonzero.size] = nonzero, row[nonzero]
+        bounds = bounds.astype(np.int64)
     while True:
-        rd_w = H @ w - qp.combine(lam[1]) - qp.C.T @ lam[2]
-        rd_xi = 1.0 - lam[0] - lam[1]
-        rp = (s[0] - xi, s[1] - qp.margins(w) - xi + 1.0, s[2] - qp.C @ w)
-        mu = sum(a @ b for a, b in zip(s, lam, strict=True)) / total
-        d = [a / b for a, b in zip(lam, s, strict=True)]
-        e = d[0] * d[1] / (d[0] + d[1])
-        K = H + qp.C.T @ (d[2][:, None] * qp.C)
-        for q in range(m):
-            block = slice(q * m, (q + 1) * m)
-            K[block, block] += qp.blocks[q].T @ (e[rows[q], None] * qp.blocks[q])
-        factor, info = dpotrf(K, lower=1)
-        if info != 0:
-            raise ArithmeticError(f"the interior-point Newton matrix is not positive definite "
-                                  f"(LAPACK dpotrf info {info}).")
-        # predictor (affine scaling), then Mehrotra's corrector
-        _, _, ds, dl = _newton_direction(qp, factor, d, s, rp, rd_w, rd_xi,
-                                         [a * b for a, b in zip(s, lam, strict=True)])
-        affine = min(_longest_step(s, ds), _longest_step(lam, dl))
-        mu_affine = sum((a + affine * da) @ (b + affine * db)
-                        for a, da, b, db in zip(s, ds, lam, dl, strict=True)) / total
-        sigma = (mu_affine / mu) ** 3
-        rc = [a * b + da * db - sigma * mu for a, da, b, db in zip(s, ds, lam, dl, strict=True)]
-        dw, dxi, ds, dl = _newton_direction(qp, factor, d, s, rp, rd_w, rd_xi, rc)
-        step = 0.99 * min(_longest_step(s, ds), _longest_step(lam, dl))
-        w, xi = w + step * dw, xi + step * dxi
-        s = [a + step * da for a, da in zip(s, ds, strict=True)]
-        lam = [a + step * da for a, da in zip(lam, dl, strict=True)]
+        if compiled:
+            ipm_step(S, bounds, H, cidx, cval, w, xi, *s, *lam)
+        else:
+            w, xi, s, lam = _interior_point_step(qp, w, xi, s, lam)
         W = project_feasible(w.reshape(m, m), False)
         objective = task_weight_objective(W, F, y, task, "hinge", lambda1, lambda2)
         alpha = np.clip(lam[1], 0.0, 1.0)
@@ -291,7 +311,8 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the dual kernel of the square-loss QP."""
+    """Compile (or load from numba's cache) the kernels on a tiny problem."""
     F = np.array([[1.0, 0.5], [0.2, -1.0], [0.3, 0.1]])
     y, task = np.array([1.0, -1.0, 1.0]), np.array([0, 1, 1])
     next(square_qp_sweeps(F, y, task, 2, 1.0, 1.0, row_sum=True))
+    next(hinge_interior_point_steps(F, y, task, 2, 1.0, 1.0))
