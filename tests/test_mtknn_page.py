@@ -31,3 +31,12 @@ def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
     # a new k from the slider refits with that k
     page.params.k = 7
     assert run(page).n_neighbors == 7
+
+
+def test_the_papers_solver_from_the_page_never_raises_the_objective():
+    page = build("mtknn")
+    page.params.solver = "paper"
+    model = run(page)
+    assert model.solver == "paper"
+    history = model.objective_history_
+    assert np.all(np.diff(history) <= 1e-10 * np.abs(history[1:]))

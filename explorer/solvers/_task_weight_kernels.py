@@ -76,29 +76,47 @@ def _cholesky_solve(L, b):
 
 @njit(cache=True)
 def _direction(S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3, rd_w, rd_xi,
-               rc1, rc2, rc3):
+               rc1, rc2, rc3, out):
+    """Newton direction for complementarity right-hand sides ``rc``; fills ``out`` rows
+    (dxi, ds1, ds2, dl1, dl2 over the n examples) and returns (dw, ds3, dl3)."""
     n, m = S.shape
     p = cidx.shape[0]
-    u1 = d1 * rp1 - rc1 / s1
-    u2 = d2 * rp2 - rc2 / s2
-    u3 = d3 * rp3 - rc3 / s3
-    share = (-rd_xi + u1 + u2) / (d1 + d2)
-    rhs = np.empty(m * m)
-    _combine(S, bounds, u2 - d2 * share, rhs)
-    rhs -= rd_w
+    rhs = -rd_w
+    u1 = np.empty(n)
+    u2 = np.empty(n)
+    share = np.empty(n)
+    for q in range(m):
+        for j in range(bounds[q], bounds[q + 1]):
+            u1[j] = d1[j] * rp1[j] - rc1[j] / s1[j]
+            u2[j] = d2[j] * rp2[j] - rc2[j] / s2[j]
+            share[j] = (-rd_xi[j] + u1[j] + u2[j]) / (d1[j] + d2[j])
+            v = u2[j] - d2[j] * share[j]
+            for r in range(m):
+                rhs[q * m + r] += v * S[j, r]
+    u3 = np.empty(p)
     for k in range(p):
+        u3[k] = d3[k] * rp3[k] - rc3[k] / s3[k]
         for e in range(2):
             rhs[cidx[k, e]] += cval[k, e] * u3[k]
     dw = _cholesky_solve(L, rhs)
-    Bdw = np.empty(n)
-    _margins(S, bounds, dw, Bdw)
-    Cdw = np.zeros(p)
+    for q in range(m):
+        for j in range(bounds[q], bounds[q + 1]):
+            Bdw = 0.0
+            for r in range(m):
+                Bdw += S[j, r] * dw[q * m + r]
+            dxi = share[j] - d2[j] * Bdw / (d1[j] + d2[j])
+            out[0, j] = dxi
+            out[1, j] = dxi - rp1[j]
+            out[2, j] = Bdw + dxi - rp2[j]
+            out[3, j] = -d1[j] * dxi + u1[j]
+            out[4, j] = -d2[j] * (Bdw + dxi) + u2[j]
+    ds3 = np.empty(p)
+    dl3 = np.empty(p)
     for k in range(p):
-        for e in range(2):
-            Cdw[k] += cval[k, e] * dw[cidx[k, e]]
-    dxi = share - d2 * Bdw / (d1 + d2)
-    return (dw, dxi, dxi - rp1, Bdw + dxi - rp2, Cdw - rp3,
-            -d1 * dxi + u1, -d2 * (Bdw + dxi) + u2, -d3 * Cdw + u3)
+        Cdw = cval[k, 0] * dw[cidx[k, 0]] + cval[k, 1] * dw[cidx[k, 1]]
+        ds3[k] = Cdw - rp3[k]
+        dl3[k] = -d3[k] * Cdw + u3[k]
+    return dw, ds3, dl3
 
 
 @njit(cache=True)
@@ -155,26 +173,34 @@ def ipm_step(S, bounds, H, cidx, cval, w, xi, s1, s2, s3, l1, l2, l3):
             if (r // m) == (c // m):
                 K[r, c] = K[c, r]
     L = np.linalg.cholesky(K)
-    dw, dxi, ds1, ds2, ds3, dl1, dl2, dl3 = _direction(
-        S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3, rd_w, rd_xi,
-        s1 * l1, s2 * l2, s3 * l3)
-    affine = _room(s1, ds1, _room(s2, ds2, _room(s3, ds3, 1.0)))
-    affine = _room(l1, dl1, _room(l2, dl2, _room(l3, dl3, affine)))
-    mu_affine = ((s1 + affine * ds1) @ (l1 + affine * dl1)
-                 + (s2 + affine * ds2) @ (l2 + affine * dl2)
-                 + (s3 + affine * ds3) @ (l3 + affine * dl3)) / total
-    sigma = (mu_affine / mu) ** 3
-    dw, dxi, ds1, ds2, ds3, dl1, dl2, dl3 = _direction(
-        S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3, rd_w, rd_xi,
-        s1 * l1 + ds1 * dl1 - sigma * mu, s2 * l2 + ds2 * dl2 - sigma * mu,
-        s3 * l3 + ds3 * dl3 - sigma * mu)
-    step = _room(s1, ds1, _room(s2, ds2, _room(s3, ds3, 1.0)))
-    step = 0.99 * _room(l1, dl1, _room(l2, dl2, _room(l3, dl3, step)))
-    w += step * dw
-    xi += step * dxi
-    s1 += step * ds1
-    s2 += step * ds2
-    s3 += step * ds3
-    l1 += step * dl1
-    l2 += step * dl2
-    l3 += step * dl3
+    out = np.empty((5, n))
+    dw, ds3, dl3 = _direction(S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3,
+                              rd_w, rd_xi, s1 * l1, s2 * l2, s3 * l3, out)
+    affine = _room(s1, out[1], _room(s2, out[2], _room(s3, ds3, 1.0)))
+    affine = _room(l1, out[3], _room(l2, out[4], _room(l3, dl3, affine)))
+    gap_affine = 0.0
+    for j in range(n):
+        gap_affine += (s1[j] + affine * out[1, j]) * (l1[j] + affine * out[3, j])
+        gap_affine += (s2[j] + affine * out[2, j]) * (l2[j] + affine * out[4, j])
+    for k in range(p):
+        gap_affine += (s3[k] + affine * ds3[k]) * (l3[k] + affine * dl3[k])
+    sigma = (gap_affine / total / mu) ** 3
+    target = sigma * mu
+    rc1 = s1 * l1 + out[1] * out[3] - target
+    rc2 = s2 * l2 + out[2] * out[4] - target
+    rc3 = s3 * l3 + ds3 * dl3 - target
+    dw, ds3, dl3 = _direction(S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3,
+                              rd_w, rd_xi, rc1, rc2, rc3, out)
+    step = _room(s1, out[1], _room(s2, out[2], _room(s3, ds3, 1.0)))
+    step = 0.99 * _room(l1, out[3], _room(l2, out[4], _room(l3, dl3, step)))
+    for i in range(mm):
+        w[i] += step * dw[i]
+    for j in range(n):
+        xi[j] += step * out[0, j]
+        s1[j] += step * out[1, j]
+        s2[j] += step * out[2, j]
+        l1[j] += step * out[3, j]
+        l2[j] += step * out[4, j]
+    for k in range(p):
+        s3[k] += step * ds3[k]
+        l3[k] += step * dl3[k]

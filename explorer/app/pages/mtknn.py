@@ -32,9 +32,9 @@ The matrix W shows, row by row, how much a task trusts the others' points (divid
 diagonal): **blue +1** related, **red -1** related with flipped labels, **white 0**
 unrelated — compare it with the true relation beside it. On 2-D tasks, **click a test point**
 to see its neighbours, each line and ring as thick as its vote (blue for the positive
-class, red against). The objective is Eq. 2 at the solver's current W: the exact (dual)
-solver may raise it in its first sweeps while it closes the duality gap. The last plot
-refits for k = 5..40 (the paper's Figure 4).
+class, red against). The objective is Eq. 2 (Eq. 7) at the solver's current W: the exact
+solver's first steps may sit above the final value; the paper's coordinate descent never
+rises. The last plot refits for k = 5..40 (the paper's Figure 4).
 """
 
 
@@ -51,11 +51,15 @@ class NeighbourhoodParams(param.Parameterized):
                          doc="Weight of ||W||^2.")
     loss = param.Selector(default="hinge", objects=["hinge", "square"], label="Loss",
                           doc="Classification loss (MT-KR always uses the square loss).")
+    solver = param.Selector(default="dual", objects=["dual", "paper"], label="Solver",
+                            doc="dual: exact (interior point / dual QP), stops at the optimum; "
+                                "paper: the paper's coordinate descent (MT-KNN) or SMO (MT-KR), "
+                                "one sweep per frame, may stop short of the optimum.")
 
 
 def make_model(params, random_state, data):
     common = dict(n_neighbors=params.k, lambda_asymmetry=params.asymmetry,
-                  lambda_ridge=params.ridge, tol=1e-4, max_iter=20000,
+                  lambda_ridge=params.ridge, solver=params.solver, tol=1e-6, max_iter=20000,
                   random_state=random_state)
     if data.kind == "classification":
         return MTKNN(loss=params.loss, **common)
