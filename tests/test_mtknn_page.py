@@ -40,3 +40,28 @@ def test_the_papers_solver_from_the_page_never_raises_the_objective():
     assert model.solver == "paper"
     history = model.objective_history_
     assert np.all(np.diff(history) <= 1e-10 * np.abs(history[1:]))
+
+
+def test_inspector_votes_add_up_for_mt_kr():
+    from explorer.data.synthetic import make_task_family
+    from explorer.models import MTKR
+
+    data = make_task_family(kind="regression", n_features=2, random_state=0)
+    model = MTKR(n_neighbors=12).fit(data.X, data.y, data.task)
+    for i in range(0, 40, 7):
+        info = neighbour_votes(model, data.X[i], int(data.task[i]))
+        present = np.unique(info["task"])
+        missing = np.setdiff1d(np.arange(data.n_tasks), present)
+        t = int(data.task[i])
+        fallback = float(model.W_[t, missing] @ model.task_means_[missing])
+        assert np.isclose(info["vote"].sum() + fallback, info["decision"])
+
+
+def test_page_runs_mt_kr_on_regression_tasks():
+    page = build("mtknn", data_params={"kind": "regression"})
+    model = run(page)
+    assert type(model).__name__ == "MTKR"
+    np.testing.assert_allclose(model.W_.sum(1), 1.0, atol=1e-6)
+    page.inspector.points.selected.indices = [0]
+    assert "prediction" in page.inspector.figure.title.text
+    assert "per-task" in page.summary.object

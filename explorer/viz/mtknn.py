@@ -18,20 +18,26 @@ __all__ = ["NeighbourInspector", "sensitivity_curve", "neighbour_votes"]
 
 
 def neighbour_votes(model, x: np.ndarray, task: int) -> dict:
-    """The k heterogeneous neighbours of one point and their votes ``w_{t, t_l} s(i, l) y_l``.
+    """The k heterogeneous neighbours of one point and each one's share of the decision.
 
-    Returns a dict of arrays (``index``, ``task``, ``similarity``, ``vote``) and ``decision``
-    (the label MT-KNN predicts, or MT-KR's prediction).
+    MT-KNN: ``vote_l = w_{t, t_l} s(i, l) y_l`` (labels +-1); the votes sum to the decision
+    function. MT-KR: ``vote_l = w_{t, t_l} s(i, l) y_l / sum_{l' in N(i), t_l' = t_l} s(i, l')``,
+    the neighbour's part of its task's kernel-regression term in Eq. 6; the votes sum to
+    the prediction except for tasks with no neighbour (their mean target stands in).
+    Returns a dict of arrays (``index``, ``task``, ``similarity``, ``vote``) and
+    ``decision`` (the predicted label, or MT-KR's prediction).
     """
-    nb = model.neighbourhoods(np.asarray(x, dtype=float)[None, :])
+    x = np.asarray(x, dtype=float)[None, :]
+    nb = model.neighbourhoods(x)
     index, tasks, sim = nb.index[0], nb.task[0], nb.similarity[0]
-    weight = model.W_[task, tasks] * sim
+    weight = model.W_[task, tasks] * sim * model.train_y_[index]
     if model._estimator_type == "classifier":
-        votes = weight * model.train_y_[index]
+        votes = weight
         decision = model.classes_[task][1] if votes.sum() > 0 else model.classes_[task][0]
     else:
-        votes = weight
-        decision = float(model.predict(np.asarray(x, dtype=float)[None, :], [task])[0])
+        per_task = np.bincount(tasks, weights=sim, minlength=model.W_.shape[0])
+        votes = weight / per_task[tasks]
+        decision = float(model.predict(x, [task])[0])
     return {"index": index, "task": tasks, "similarity": sim, "vote": votes,
             "decision": decision}
 
