@@ -204,3 +204,31 @@ def ipm_step(S, bounds, H, cidx, cval, w, xi, s1, s2, s3, l1, l2, l3):
     for k in range(p):
         s3[k] += step * ds3[k]
         l3[k] += step * dl3[k]
+
+
+@njit(cache=True)
+def hinge_values(S, bounds, H_inv, cidx, cval, w_feasible, penalty, l2, l3):
+    """Eq. 2's hinge value at a feasible vec(W) (``penalty`` its regulariser) and the dual
+    value at the multipliers clipped to the dual's bounds (a lower bound of the optimum)."""
+    n, m = S.shape
+    p = cidx.shape[0]
+    loss = 0.0
+    alpha_sum = 0.0
+    combo = np.zeros(m * m)
+    for q in range(m):
+        for j in range(bounds[q], bounds[q + 1]):
+            margin = 0.0
+            for r in range(m):
+                margin += S[j, r] * w_feasible[q * m + r]
+            if margin < 1.0:
+                loss += 1.0 - margin
+            a = min(1.0, max(0.0, l2[j]))
+            alpha_sum += a
+            for r in range(m):
+                combo[q * m + r] += a * S[j, r]
+    for k in range(p):
+        mu = max(0.0, l3[k])
+        for e in range(2):
+            combo[cidx[k, e]] += cval[k, e] * mu
+    quadratic = combo @ (H_inv @ combo)
+    return loss + penalty, alpha_sum - 0.5 * quadratic
