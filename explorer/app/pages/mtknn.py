@@ -97,6 +97,7 @@ class NeighbourhoodPageView(ModelPageView):
     def start_sensitivity(self, estimator, train, test) -> threading.Thread:
         """Error vs k off the event loop; a periodic check shows it when ready."""
         self._curve = None
+        self._generation = generation = getattr(self, "_generation", 0) + 1
         self.sensitivity.reset()
 
         def make(k):   # the curve needs errors, not 1e-5 optima: a looser gap
@@ -104,7 +105,9 @@ class NeighbourhoodPageView(ModelPageView):
                                           "tol": 1e-3, "max_iter": 20000})
 
         def work():
-            self._curve = sensitivity_curve(make, train, test, K_GRID)
+            curve = sensitivity_curve(make, train, test, K_GRID)
+            if generation == self._generation:   # a newer fit's curve supersedes this one
+                self._curve = curve
 
         thread = threading.Thread(target=work, name="mtknn-sensitivity", daemon=True)
         thread.start()
