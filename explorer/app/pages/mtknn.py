@@ -131,6 +131,8 @@ class NeighbourhoodPageView(ModelPageView):
     def _cleared(self) -> None:
         super()._cleared()
         if not self._warm_refit and hasattr(self, "inspector"):
+            self._generation = getattr(self, "_generation", 0) + 1   # drop a running curve
+            self._curve = None
             self.inspector.clear()
             self.sensitivity.reset()
 
