@@ -17,8 +17,7 @@ from explorer.viz.live import ObjectiveView, SnapshotMatrixView, TruthMatrixView
 
 MODEL_PAGES = {p.slug: p for p in PAGES if isinstance(p, ModelPage)}
 DATA_FOR = {"shared_vs_separate": "task_family", "trees": "local_relatedness",
-            "outliers": "outlier_tasks",
-            "mtboost": "task_family"}
+            "outliers": "outlier_tasks", "mtboost": "task_family", "mtknn": "task_family"}
 
 
 def build(slug: str, dataset: str | None = None, **state_params) -> ModelPageView:

@@ -74,6 +74,11 @@ FAST = {
                 (dict(n_rounds=3, base_learner="stump", random_state=0), C)],
     "AnyBoost": [(dict(n_rounds=4), C)],
     "MTRL": [(dict(max_iter=5), C)],
+    "MTKNN": [(dict(loss="hinge", **_ITER), C), (dict(loss="square", **_ITER), C),
+              (dict(solver="paper", **_ITER), C)],
+    "MTKR": [(_ITER, R), (dict(solver="paper", **_ITER), R)],
+    "KNNPerTask": [(dict(n_neighbors=5), C)],
+    "KernelRegressionPerTask": [(dict(n_neighbors=5), R)],
 }
 #: class name -> documented task_relationships() keys and shapes ("d" features, "m" tasks).
 _PQW = {"P": ("d", "m"), "Q": ("d", "m"), "W": ("d", "m"), "outlier_scores": ("m",)}
@@ -90,6 +95,9 @@ RELATIONSHIPS = {
     "MTBoost": {"Omega": ("m", "m"), "correlation": ("m", "m"),
                 "correlation_unsmoothed": ("m", "m")},
     "AnyBoost": {}, "MTRL": {"Omega": ("m", "m"), "correlation": ("m", "m")},
+    "MTKNN": {"W": ("m", "m"), "W_normalised": ("m", "m")},
+    "MTKR": {"W": ("m", "m"), "W_normalised": ("m", "m")},
+    "KNNPerTask": {}, "KernelRegressionPerTask": {},
 }
 
 

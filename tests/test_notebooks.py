@@ -96,7 +96,13 @@ def _check_04(text: str) -> None:
     assert mt < anyboost
 
 
-CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03, "04": _check_04}
+def _check_05(text: str) -> None:
+    r12, r21 = _number(r"related +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
+    assert min(r12, r21) > 0.6
+    n12, n21 = _number(r"negated +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
+    assert (n12, n21) == (-r12, -r21)
+    assert "sum of votes equals f(x): True" in text
+CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03, "04": _check_04, "05": _check_05}
 
 
 def test_notebooks_found():

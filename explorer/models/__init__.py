@@ -26,6 +26,10 @@ lambda_relation    ``tr(W Omega^{-1} W^T)``, task   MTRL (lambda2; lambda1 is la
                    covariance Omega
 lam                ``tr(W_t Omega^{-1} W_t^T)`` on  MTBoost, AnyBoost (the paper's lambda is
                    per-task mean losses             n_i * lam; the name is issue 12's)
+lambda_asymmetry   ``1/4 ||W - W^T||_F^2`` of the   MTKNN, MTKR (lambda1)
+                   task-pair weights W
+lambda_ridge       ``1/2 ||W||_F^2`` of the         MTKNN, MTKR (lambda2)
+                   task-pair weights W
 ================== ================================ ==========================================
 
 Estimates and truth
@@ -62,6 +66,7 @@ from .baselines import PerTaskEstimator
 from .mtadaboost import MTAdaBoost, SingleTaskAdaBoost
 from .mtboost import AnyBoost, MTBoost
 from .mtdt import MTDecisionTree, SingleTaskTree
+from .mtknn import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from .mtrl import MTRL
 from .regularized import RegularizedMTL
 from .rmtfl import (
@@ -98,4 +103,8 @@ __all__ = [
     "RobustMTFL",
     "TraceNormMTL",
     "TwoStageRMTFL",
+    "MTKNN",
+    "MTKR",
+    "KNNPerTask",
+    "KernelRegressionPerTask",
 ]

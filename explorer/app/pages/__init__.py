@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .mtboost import MTBOOST
+from .mtknn import MTKNN_PAGE
 from .outliers import OUTLIERS
 from .shared_vs_separate import SHARED_VS_SEPARATE
 from .trees import TREES
@@ -58,4 +59,5 @@ PAGES: list = [
     TREES,
     OUTLIERS,
     MTBOOST,
+    MTKNN_PAGE,
 ]
