@@ -14,10 +14,12 @@ Two kinds of session (``--fitters``, default 1 in 6):
 * **changers** (the rest) sit on a page (``--pages`` cycled over the sessions) and change the
   sidebar's *Data seed* field every ``--interval`` s (default 2) for ``--duration`` s
   (default 120). A change's **round trip** is: ``PATCH-DOC`` sent -> the server has sent the
-  URL with the new ``data_seed`` (``Location.search``) *and* the page's busy indicator is off
-  again (the last ``css_classes`` change of Panel's loading indicator has no ``spin``), i.e.
-  every patch the change caused has reached the client. The next change is sent ``--interval``
-  s after the previous one was sent, or at once when its round trip took longer. A change
+  URL with the new ``data_seed`` (``Location.search``) *and* the sidebar's data summary has
+  been rewritten without "building the new data..." (the data are built off the event loop
+  and published on it), *and* no loading indicator spins (the app has none since Panel's is
+  one per process). ``p95_s_by_page`` splits the round trips by the page the session is on.
+  The next change is sent ``--interval`` s after the previous one was sent, or at once when
+  its round trip took longer. A change
   without an answer within ``--timeout`` s (default 30) counts as a timeout (and the session
   moves on to its next change).
 * **fitters** open the Outliers page on ``outlier_tasks`` data (catalog defaults, the page's
@@ -163,6 +165,8 @@ class Client:
         self.ws = None
         self.search = ""
         self.busy = False
+        self.building = False
+        self.summary_seq = 0
         self.status = ""
         self.status_id = None
         self.frames = 0
@@ -249,6 +253,11 @@ class Client:
                         self.search = new
                     elif attr == "css_classes" and isinstance(new, list) and "loader" in new:
                         self.busy = "spin" in new
+                    elif attr == "text" and "Data:" in str(new):
+                        # the sidebar's data summary: "(building the new data...)" while
+                        # the data are built off the event loop, then the new summary
+                        self.summary_seq += 1
+                        self.building = "building the new data" in str(new)
                     elif (attr == "text" and self.status_id is not None
                           and (event.get("model", {}).get("id") == self.status_id
                                or (self.status_id == "any"
@@ -296,11 +305,16 @@ async def run_changer(client: Client, end: float, interval: float, seed0: int) -
         key = f"data_seed={seed}&"
         sent = time.monotonic()
         next_send = sent + interval
+        seq = client.summary_seq
         client.set_value(seed_id, "value", seed)
-        ok = await client.wait_for(lambda k=key: k in client.search + "&" and not client.busy,
-                                   client.timeout)
+        ok = await client.wait_for(
+            lambda k=key, n=seq: (k in client.search + "&" and not client.busy
+                                  and client.summary_seq > n and not client.building),
+            client.timeout)
         if ok:
             client.stats["round_trips"].append(time.monotonic() - sent)
+            client.stats["round_trips_by_page"].setdefault(client.page, []).append(
+                time.monotonic() - sent)
         elif not client.closed:
             client.stats["timeouts"] += 1
 
@@ -353,6 +367,7 @@ async def load(base: str, args, stats: dict) -> dict:
             query = {"page": pages[i % len(pages)]}
         client = Client(base, query, stats, args.timeout)
         client.fitter = fitter
+        client.page = query["page"]
         try:
             await client.open()
         except Exception as exc:  # noqa: BLE001
@@ -405,6 +420,7 @@ async def main_async(args) -> dict:
         await asyncio.sleep(args.settle)
         memory_before = server_rss_mb(proc)
         stats = {"errors": 0, "timeouts": 0, "round_trips": [], "error_kinds": [],
+                 "round_trips_by_page": {},
                  "open_s": [], "fitter_frames_per_s": [], "fits_started": 0, "notes": []}
         samples: list[float] = []
         stop = asyncio.Event()
@@ -459,6 +475,8 @@ async def main_async(args) -> dict:
         "p50_s": round(float(np.percentile(trips, 50)), 3) if trips else None,
         "p95_s": round(float(np.percentile(trips, 95)), 3) if trips else None,
         "max_s": round(max(trips), 3) if trips else None,
+        "p95_s_by_page": {page: round(float(np.percentile(t, 95)), 3)
+                          for page, t in stats["round_trips_by_page"].items()},
         "errors": stats["errors"],
         "timeouts": stats["timeouts"],
         "timeout_ratio": round(stats["timeouts"] / n_changes, 3) if n_changes else None,

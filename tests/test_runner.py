@@ -330,3 +330,14 @@ def test_a_hidden_page_fits_on_without_frames_and_shows_the_newest_when_shown():
     assert [s.step for s in rendered] == [6] and "step 6" in runner.status
     runner.set_rendering(True)
     assert len(rendered) == 1
+
+
+def test_ended_sessions_share_one_memory_trim():
+    from explorer.app import runner as runner_module
+
+    runner_module.release_memory_soon(delay_s=0.2)
+    first = runner_module._trim_timer
+    runner_module.release_memory_soon(delay_s=0.2)   # a second tab closing: the same trim
+    assert first is not None and runner_module._trim_timer is first
+    first.join(5)
+    assert not first.is_alive() and runner_module._trim_timer is None

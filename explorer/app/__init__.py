@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode
 import panel as pn
 
 from explorer.app.offload import Offloader
-from explorer.app.runner import configure_process
+from explorer.app.runner import configure_process, release_memory_soon
 from explorer.app.widgets import ParamForm
 from explorer.parameters import public_parameters
 from explorer.viz.live import escape
@@ -362,7 +362,12 @@ def build_app() -> pn.template.BootstrapTemplate:
     state.offloader = Offloader.for_document(pn.state.curdoc)
     # A closed tab ends its session: stop its fits (a paused worker would keep the whole
     # session alive), drop builds in flight and let go of what they hold.
-    pn.state.on_session_destroyed(lambda context: (state.offloader.close(), app.close()))
+    def end_session(context) -> None:
+        state.offloader.close()
+        app.close()
+        release_memory_soon()
+
+    pn.state.on_session_destroyed(end_session)
     state.param.watch(lambda event: _show_notification(*event.new), "notification")
     if early:
         pn.state.onload(lambda: [_show_notification(*notice) for notice in early])
@@ -371,6 +376,11 @@ def build_app() -> pn.template.BootstrapTemplate:
         title=TITLE, sidebar=[pn.Column(*app.sidebar, sizing_mode="stretch_width")],
         main=[app.main], header_background=ACCENT,
         sidebar_width=360,
+        # Panel's busy flag is one per process: every callback of any session toggled every
+        # session's spinner (15 sessions a process changing a field every 2 s: ~200 spinner
+        # patches a second). The pages say what they are doing themselves (the runner's
+        # status, "building the new data..." under the data summary).
+        busy_indicator=None,
     )
     template.config.raw_css.append(CSS)
     return template

@@ -36,6 +36,7 @@ import param
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["FitJob", "FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS",
+           "release_memory_soon",
            "configure_process", "snapshot_nbytes"]
 
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 2.0, "5 steps/s": 5.0, "10 steps/s": 10.0,
@@ -101,6 +102,41 @@ def configure_process() -> None:
     # warning once per text and line).
     warnings.filterwarnings("always", category=ConvergenceWarning)
     install_warning_router()
+
+
+_trim_lock = threading.Lock()
+_trim_timer: threading.Timer | None = None
+
+
+def release_memory_soon(delay_s: float = 2.0) -> None:
+    """Give the memory of ended sessions back to the system, once, ``delay_s`` from now.
+
+    A session's arrays are freed when it ends, but glibc keeps the freed pages in its arenas
+    (one per thread that allocated: fit workers, build threads), so a server's resident size
+    only grew with each class. A collection and ``malloc_trim(0)`` hand them back. Calls
+    within ``delay_s`` share one trim (thirty tabs closing at once cost one), run on a timer
+    thread. Elsewhere than glibc it only collects.
+    """
+    global _trim_timer
+
+    def trim() -> None:
+        global _trim_timer
+        import ctypes
+        import gc
+
+        with _trim_lock:
+            _trim_timer = None
+        gc.collect()
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):   # not glibc: nothing to trim
+            pass
+
+    with _trim_lock:
+        if _trim_timer is None:
+            _trim_timer = threading.Timer(delay_s, trim)
+            _trim_timer.daemon = True
+            _trim_timer.start()
 
 
 def snapshot_nbytes(snapshot, *, materialise: bool = True) -> int | None:
