@@ -68,6 +68,7 @@ from .rmtfl import (
     TraceNormMTL,
     TwoStageRMTFL,
 )
+from .tltf import TLTF
 
 __all__ = [
     "ConvergenceMonitor",
@@ -89,4 +90,5 @@ __all__ = [
     "RobustMTFL",
     "TraceNormMTL",
     "TwoStageRMTFL",
+    "TLTF",
 ]

@@ -304,7 +304,7 @@ class TLTF(MultiTaskEstimator):
                 labels = np.zeros(K, dtype=int)
                 Lambda = m.mean(axis=0)[:, None]
             else:
-                km = KMeans(n_clusters=H, n_init=10,
+                km = KMeans(n_clusters=H, n_init=4,
                             random_state=int(rng.integers(2**31 - 1))).fit(m)
                 labels, Lambda = km.labels_, km.cluster_centers_.T.copy()
             Gamma = np.zeros((U.shape[1], H))
@@ -330,7 +330,8 @@ class TLTF(MultiTaskEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X, task) -> np.ndarray:
-        return self.classes_[(self.decision_function(X, task) > 0).astype(int)]
+        positive = self.decision_function(X, task) > 0
+        return self.classes_[positive.astype(int)]
 
     def _check_new_task(self, X, task_features) -> tuple[np.ndarray, np.ndarray | None]:
         check_is_fitted(self, "posterior_mean_")
@@ -371,8 +372,8 @@ class TLTF(MultiTaskEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict_new_task(self, X, task_features) -> np.ndarray:
-        p = self.predict_proba_new_task(X, task_features)[:, 1]
-        return self.classes_[(p > 0.5).astype(int)]
+        positive = self.predict_proba_new_task(X, task_features)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
 
     def adapt_new_task(self, X, y, task_features, *, max_sweeps: int = 100) -> AdaptedTask:
         """A new task's posterior from a few labelled examples: the E-step (Algorithm 1,
