@@ -18,6 +18,7 @@ from typing import Any
 
 from .outliers import OUTLIERS
 from .shared_vs_separate import SHARED_VS_SEPARATE
+from .tltf import TRANSFER
 from .trees import TREES
 
 __all__ = ["PAGES", "Page"]
@@ -56,4 +57,5 @@ PAGES: list = [
     SHARED_VS_SEPARATE,
     TREES,
     OUTLIERS,
+    TRANSFER,
 ]
