@@ -62,6 +62,8 @@ class PhiView(LiveView):
 
     def set_data(self, dataset) -> None:
         self.task_names = [str(n) for n in dataset.task_names]
+        for fig in self.figures:   # task names stay readable (in place: no new figure)
+            fig.height = int(min(700, max(300, 14 * len(self.task_names) + 110)))
         clusters = (dataset.truth or {}).get("clusters")
         self.true_clusters = None if clusters is None else np.asarray(clusters, dtype=int)
         if self.true_clusters is None:
@@ -139,18 +141,20 @@ class GateView:
                        title="Zero-shot p(y = 1 | x) of the new task")
         self.image = plane.image(image="image", x=0, y=0, dw=1, dh=1, source=self.image_source,
                                  color_mapper=self.mapper)
-        plane.scatter("x", "y", color="color", size=4, alpha=0.6, source=self.points)
+        plane.scatter("x", "y", color="color", size=6, line_color="white", line_width=0.5,
+                      source=self.points)
         plane.add_layout(ColorBar(color_mapper=self.mapper, width=10), "right")
         for fig in (bars, plane):
             style_figure(fig)
         self.bars, self.plane = bars, plane
         self.figures = [bars, plane]
-        self.model = None
+        self.model = self.train = None
         self._grid = None
 
-    def set_model(self, model, X: np.ndarray, y: np.ndarray) -> None:
-        """Prepare for ``model`` (fitted TLTF) on training data X (n, d), y (n,)."""
-        self.model = model
+    def set_model(self, model, train) -> None:
+        """Prepare for ``model`` (a fitted TLTF) and its training data set ``train``."""
+        self.model, self.train = model, train
+        X = train.X
         H = model.Lambda_.shape[1]
         names = _cluster_names(H)
         self.bars.x_range.factors = names
@@ -170,15 +174,21 @@ class GateView:
         glyph.dw, glyph.dh = float(axes[0][-1] - axes[0][0]), float(axes[1][-1] - axes[1][0])
         self.plane.x_range.start, self.plane.x_range.end = float(axes[0][0]), float(axes[0][-1])
         self.plane.y_range.start, self.plane.y_range.end = float(axes[1][0]), float(axes[1][-1])
-        self.plane.xaxis.axis_label = "x0"
-        self.plane.yaxis.axis_label = "x1" if X.shape[1] > 1 else ""
-        positive = y == model.classes_[1]
-        self.points.data = {"x": X[:, 0].tolist(),
-                            "y": (X[:, 1] if X.shape[1] > 1 else np.full(len(y), 0.5)).tolist(),
-                            "color": np.where(positive, "#08306b", "#67000d").tolist()}
+        self.plane.xaxis.axis_label = str(train.feature_names[0])
+        self.plane.yaxis.axis_label = str(train.feature_names[1]) if X.shape[1] > 1 else ""
+
+    def _nearest_task(self, task_features) -> int | None:
+        """The training task whose (standardised) features are nearest to ``task_features``."""
+        features = self.train.task_features
+        if task_features is None or features is None:
+            return None
+        scale = features.std(axis=0) + 1e-12
+        distance = np.sum(((features - np.asarray(task_features)) / scale) ** 2, axis=1)
+        return int(np.argmin(distance))
 
     def show(self, task_features: Sequence[float] | None) -> np.ndarray:
-        """Update bars and image for a new task with these features; returns p_h."""
+        """Update bars and image for a new task with these features; returns p_h. The dots
+        are the examples of the nearest training task (dark blue: positive)."""
         if self.model is None:
             return np.zeros(0)
         p_h = self.model.gate_probabilities(task_features)
@@ -186,6 +196,17 @@ class GateView:
         self.bar_source.data.update({"p": [float(v) for v in p_h]})
         self.image_source.data = {"image": [proba.reshape(self.GRID, self.GRID)
                                             .astype(np.float32)]}
+        nearest = self._nearest_task(task_features)
+        if nearest is None:
+            self.points.data = {"x": [], "y": [], "color": []}
+            self.plane.title.text = "Zero-shot p(y = 1 | x) of the new task"
+            return p_h
+        X, y = self.train.task_data(nearest)
+        positive = y == self.model.classes_[1]
+        self.points.data = {"x": X[:, 0].tolist(),
+                            "y": (X[:, 1] if X.shape[1] > 1 else np.full(len(y), 0.5)).tolist(),
+                            "color": np.where(positive, "#08306b", "#67000d").tolist()}
+        self.plane.title.text = f"Zero-shot p(y=1|x); dots: {self.train.task_names[nearest]}"
         return p_h
 
     def clear(self) -> None:
@@ -201,7 +222,8 @@ def figure1(curves: dict[str, tuple[Sequence[int], Sequence[float]]], *, width=4
     """The paper's Figure 1: zero-shot mean AP against the number of clusters H, one line
     per method (``{"TL-TF": (H values, mean APs), "TL-MC": ...}``)."""
     fig = figure(width=width, height=height, title="Mean AP on held-out tasks vs H (Fig. 1)",
-                 x_axis_label="number of clusters H", y_axis_label="mean AP", tools="save")
+                 x_axis_label="number of clusters H", y_axis_label="mean AP", tools="save",
+                 y_range=Range1d(0.0, 1.02))
     colors = {"TL-TF": "#1f77b4", "TL-MC": "#ff7f0e"}
     for name, (hs, values) in curves.items():
         color = colors.get(name, "#555555")
@@ -217,7 +239,7 @@ def transfer_table_markdown(table) -> str:
     if not table:
         return "*Zero-shot table: needs task features and at least 4 tasks.*"
     columns = list(next(iter(table.values())))
-    lines = ["### Held-out tasks, no training examples (every 4th task)", "",
+    lines = ["**Zero-shot on held-out tasks** (every 4th task, no training example)", "",
              "| method | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     lines += [f"| {name} | " + " | ".join(f"{v:.3f}" for v in row.values()) + " |"
               for name, row in table.items()]

@@ -77,7 +77,7 @@ class TransferPageView(ModelPageView):
     def __init__(self, state, page, **params):
         super().__init__(state, page, **params)
         self.gate = GateView()
-        self.sliders = pn.Column(width=250)
+        self.sliders = pn.Column(width=240)
         self.table = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.figure1 = pn.Column(pn.pane.Markdown("", sizing_mode="stretch_width"))
         self._figure1_cache: dict = {}
@@ -109,9 +109,9 @@ class TransferPageView(ModelPageView):
     def _finished(self, estimator, result) -> None:
         super()._finished(estimator, result)
         train = self.state.train
-        self.gate.set_model(estimator, train.X, train.y)
+        self.gate.set_model(estimator, train)
         sliders = [pn.widgets.FloatSlider(label=f"task feature t{j}", start=lo, end=hi,
-                                          value=value, step=0.05)
+                                          value=value, step=0.05, width=220)
                    for j, (lo, hi, value) in enumerate(slider_ranges(estimator, train))]
         for slider in sliders:
             slider.param.watch(self._gate_moved, "value")
