@@ -1,10 +1,6 @@
-"""The "Transfer (TL-TF)" page: tasks clustered through their task features (Yan & Zhang 2009).
-
-A :class:`~explorer.app.kit.ModelPage` declaration with STL and TL-MC as baselines. Views: phi
-(tasks x clusters) per EM iteration beside the true clusters, the bound (the kit's curve), the
-scale of Psi; below them the gate of a new task (sliders for its features, live p_h and its
-zero-shot predictions: no fit on a slider move), a table of mean AP / P@10 on held-out tasks
-(computed on the fit's worker) and the paper's Figure 1 (computed on its own thread).
+"""The "Transfer (TL-TF)" page (Yan & Zhang 2009): a ModelPage with STL and TL-MC as baselines;
+phi beside the true clusters, the bound, Psi's scale; a new task's gate (sliders, no fit on a
+move); mean AP / P@10 on held-out tasks (on the fit's worker); Figure 1 (on its own thread).
 """
 
 from __future__ import annotations
@@ -23,6 +19,7 @@ from explorer.viz.tltf import (
     PhiView,
     PsiScaleView,
     figure1,
+    fit_summary,
     slider_ranges,
     transfer_table_markdown,
 )
@@ -176,4 +173,5 @@ TRANSFER = TransferPage(
                                                 covariance=p.covariance, tol=p.tol,
                                                 random_state=seed)},
     kinds=("classification",), min_tasks=2, min_per_task=2, intro=INTRO,
+    explain=lambda model, result, data, test: fit_summary(model, data),
     objective="Variational lower bound (EM: never decreases)")
