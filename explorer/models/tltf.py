@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -99,7 +99,7 @@ class AdaptedTask:
     phi: np.ndarray
     prior: np.ndarray
     classes: np.ndarray
-    _augment: object
+    _augment: object = field(repr=False)
 
     def decision_function(self, X) -> np.ndarray:
         """``m^T x`` for each row of X (n, d), shape (n,)."""
@@ -335,8 +335,8 @@ class TLTF(MultiTaskEstimator):
 
     def _check_new_task(self, X, task_features) -> tuple[np.ndarray, np.ndarray | None]:
         check_is_fitted(self, "posterior_mean_")
-        X, _, _ = check_multitask(X, None, np.zeros(np.shape(X)[0] if np.ndim(X) else 0,
-                                                     dtype=int),
+        rows = np.shape(X)[0] if np.ndim(X) >= 1 else 0   # one task: every row is task 0
+        X, _, _ = check_multitask(X, None, np.zeros(rows, dtype=int),
                                   n_features=self.n_features_in_, who="TLTF")
         q = self.n_task_features_
         if q == 0:
