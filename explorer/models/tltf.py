@@ -19,8 +19,9 @@ TL-SC = ``n_clusters=1``; TL-MC = ``gate="constant"`` (the gate is its bias colu
 TL-Comb = ``gate="append"`` (task features appended to the data features, constant gate).
 STL is ``PerTaskEstimator(estimator=LogisticRegression())``.
 
-Where this implementation deviates from the printed paper (derived from the model; each
-deviation checked by tests/test_tltf.py):
+Where this implementation deviates from the printed paper (derived from the model;
+tests/test_tltf.py checks the resulting bound and updates against independent references,
+notebook 06 shows each printed error with numbers):
 
 1. **Labels in {-1, +1}.** The paper writes ``y in {0, 1}``, but the Jaakkola-Jordan bound
    ``log sigma(z) >= log sigma(xi) + (z - xi)/2 - lambda(xi)(z^2 - xi^2)`` holds for
