@@ -38,6 +38,7 @@ estimate                              truth key                      shape, type
 ``outlier_tasks_``                    ``"outlier_tasks"``            (m,) bool
 ``shared_features_``                  ``"shared_features"``          (d,) bool
 ``task_relationships()["similarity"]`` ``"task_similarity"``         (m, m) cosine in [-1, 1]
+``TLTF.phi_.argmax(axis=1)``           ``"clusters"``                 (m,) int (up to relabelling)
 ===================================== ============================== ========================
 
 Other shared conventions: ``warm_start=True`` is the one way to start from the previous
