@@ -13,8 +13,10 @@ from tests.test_model_pages import build, run
 
 def test_transfer_page_shows_phi_psi_gate_table_and_figure1(monkeypatch):
     page = build("transfer")
+    assert len(page.gate_row) == 1                  # the gate's figures come with a fit
     model = run(page)
     assert isinstance(model, TLTF) and model.gate_ == "task_features"
+    assert len(page.gate_row) == 1 + len(page.gate.figures)
     phi_view = next(v for v in page.views if isinstance(v, PhiView))
     truth = page.state.train.truth["clusters"]
     order = match_clusters(model.phi_, truth)
@@ -51,6 +53,9 @@ def test_transfer_page_shows_phi_psi_gate_table_and_figure1(monkeypatch):
     page._figure1_thread.join(120)      # no server session in a test: show it by hand
     page._show_figure1(page._figure1_cache[page._figure1_key()])
     assert type(page.figure1[0]).__name__ == "Bokeh"
+    page.runner.reset()                  # cleared in place, never hidden
+    assert page.extra.visible and page.table.object == "" and page.gate.model is None
+    assert "Run the fit" in page.sliders.objects[0].object
 
 
 def test_transfer_page_without_task_features_says_so():

@@ -37,6 +37,7 @@ cluster) settles beside the true clusters and the bound rises. Below: a new task
 and zero-shot ranking on held-out tasks (every fourth) against TL-MC (no task features in
 the gate), TL-SC (one cluster), TL-Comb (task features as data features) and STL.
 """
+PLACEHOLDER = "*Run the fit, then move a new task's features here.*"
 
 
 class TransferParams(param.Parameterized):
@@ -73,17 +74,17 @@ class TransferPageView(ModelPageView):
 
     def __init__(self, state, page, **params):
         super().__init__(state, page, **params)
-        self.gate = GateView()
-        self.sliders = pn.Column(width=240)
+        self.gate, self.sliders = GateView(), pn.Column(PLACEHOLDER, width=240)
         self.table = pn.pane.Markdown("", sizing_mode="stretch_width")
-        self.figure1 = pn.Column(pn.pane.Markdown("", sizing_mode="stretch_width"))
-        self._figure1_cache: dict = {}
-        self._figure1_thread = None
+        self.figure1 = pn.Column(pn.pane.Markdown(""), sizing_mode="stretch_width")
+        self._figure1_cache, self._figure1_thread = {}, None
+        # The gate's figures join after the first fit (a page holds the fewest models); the
+        # section is never hidden (cleared in place).
+        self.gate_row = pn.Row(self.sliders)
         self.extra = pn.Column(
-            pn.pane.Markdown("### A new task from its features alone"),
-            pn.Row(self.sliders, *[pn.pane.Bokeh(f) for f in self.gate.figures]),
+            pn.pane.Markdown("### A new task from its features alone"), self.gate_row,
             pn.Row(self.table, self.figure1, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width", visible=False)
+            sizing_mode="stretch_width")
         self._layout.append(self.extra)
 
     def _prepare(self):
@@ -107,6 +108,8 @@ class TransferPageView(ModelPageView):
         super()._finished(estimator, result)
         train = self.state.train
         self.gate.set_model(estimator, train)
+        if len(self.gate_row) == 1:
+            self.gate_row.extend([pn.pane.Bokeh(f) for f in self.gate.figures])
         sliders = [pn.widgets.FloatSlider(label=f"task feature t{j}", start=lo, end=hi,
                                           value=value, step=0.05, width=220)
                    for j, (lo, hi, value) in enumerate(slider_ranges(estimator, train))]
@@ -116,7 +119,6 @@ class TransferPageView(ModelPageView):
                                                        "constant.*")]
         self._gate_moved()
         self.table.object = transfer_table_markdown(getattr(result, "transfer", None))
-        self.extra.visible = True
         self._start_figure1()
 
     def _gate_moved(self, *_) -> None:
@@ -127,8 +129,9 @@ class TransferPageView(ModelPageView):
     def _cleared(self) -> None:
         super()._cleared()
         if not self._warm_refit and hasattr(self, "extra"):
-            self.extra.visible = False
             self.gate.clear()
+            self.sliders[:], self.table.object = [PLACEHOLDER], ""
+            self.figure1[:] = [pn.pane.Markdown("")]
 
     # ------------------------------------------------------------------ Figure 1
     def _figure1_key(self):
