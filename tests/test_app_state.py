@@ -238,10 +238,12 @@ def test_shell_builds_pages_lazily_and_caches_them():
     pages = [Page("a", "A", build), Page("b", "B", build)]
     app, pn = _shell(pages)
     assert len(built) == 1                      # only the shown page was built
-    first = app.main[0]
+    first = app.shown
     app.state.page = "b"
+    assert app.shown is not first and app.main.objects[1].visible is False
     app.state.page = "a"
-    assert len(built) == 2 and app.main[0] is first   # cached per session
+    assert len(built) == 2 and app.shown is first   # cached per session
+    assert [frame.visible for frame in app.main.objects[1:]] == [True, False]
 
 
 def test_model_page_says_politely_when_the_data_do_not_suit_it():
@@ -270,9 +272,9 @@ def test_shell_page_error_becomes_a_notice():
     app, _ = _shell(pages)
     app.state.page = "bad"
     assert app.state.notification[0] == "error" and "boom" in app.state.notification[1]
-    assert "&lt;b&gt;" in app.main[0].object            # shown escaped
+    assert "&lt;b&gt;" in app.shown.object            # shown escaped
     app.state.page = "a"                         # and the app keeps working
-    assert app.main[0].object == "x"
+    assert app.shown.object == "x" and not app._page_error.visible
 
 
 def test_param_form_round_trip():

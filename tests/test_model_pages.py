@@ -17,7 +17,7 @@ from explorer.viz.live import ObjectiveView, SnapshotMatrixView, TruthMatrixView
 
 MODEL_PAGES = {p.slug: p for p in PAGES if isinstance(p, ModelPage)}
 DATA_FOR = {"shared_vs_separate": "task_family", "trees": "local_relatedness",
-            "outliers": "outlier_tasks",
+            "outliers": "outlier_tasks", "mtboost": "task_family", "mtknn": "task_family",
             "transfer": "clustered_tasks"}
 
 
@@ -208,11 +208,11 @@ def test_a_data_change_neither_replaces_the_page_nor_wakes_hidden_pages():
 
     app = ExplorerApp(state=ExplorerState(page="tasks"))
     app.state.page = "shared_vs_separate"
-    shown = app.main[0]
+    shown = app.shown
     tasks = app._built["tasks"]
-    drawn = tasks._scatter.object
+    drawn = list(tasks._scatter.sources[0].data["x"])
     app.state.data_seed = 3                      # on a model page
-    assert app.main[0] is shown                   # patched in place, not replaced
-    assert tasks._scatter.object is drawn and tasks._stale   # the hidden page waits
+    assert app.shown is shown                     # patched in place, not replaced
+    assert list(tasks._scatter.sources[0].data["x"]) == drawn and tasks._stale  # it waits
     app.state.page = "tasks"                      # and catches up when shown
-    assert tasks._scatter.object is not drawn and not tasks._stale
+    assert list(tasks._scatter.sources[0].data["x"]) != drawn and not tasks._stale

@@ -70,6 +70,15 @@ FAST = {
     "SingleTaskTree": [(dict(max_depth=3), C)],
     "MTAdaBoost": [(dict(n_estimators=3), C)],
     "SingleTaskAdaBoost": [(dict(n_estimators=3), C)],
+    "MTBoost": [(dict(n_rounds=4, n_inner=3, random_state=0), C),
+                (dict(n_rounds=3, base_learner="stump", random_state=0), C)],
+    "AnyBoost": [(dict(n_rounds=4), C)],
+    "MTRL": [(dict(max_iter=5), C)],
+    "MTKNN": [(dict(loss="hinge", **_ITER), C), (dict(loss="square", **_ITER), C),
+              (dict(solver="paper", **_ITER), C)],
+    "MTKR": [(_ITER, R), (dict(solver="paper", **_ITER), R)],
+    "KNNPerTask": [(dict(n_neighbors=5), C)],
+    "KernelRegressionPerTask": [(dict(n_neighbors=5), R)],
     "TLTF": [(dict(n_clusters=2, fit_intercept=False, random_state=0, **_ITER), C)],  # k-means init
 }
 #: class name -> documented task_relationships() keys and shapes ("d" features, "m" tasks).
@@ -84,6 +93,12 @@ RELATIONSHIPS = {
     "MTDecisionTree": {"split_borrowing": ("m", "m")},
     "MTAdaBoost": {"split_borrowing": ("m", "m")},
     "SingleTaskTree": {}, "SingleTaskAdaBoost": {},
+    "MTBoost": {"Omega": ("m", "m"), "correlation": ("m", "m"),
+                "correlation_unsmoothed": ("m", "m")},
+    "AnyBoost": {}, "MTRL": {"Omega": ("m", "m"), "correlation": ("m", "m")},
+    "MTKNN": {"W": ("m", "m"), "W_normalised": ("m", "m")},
+    "MTKR": {"W": ("m", "m"), "W_normalised": ("m", "m")},
+    "KNNPerTask": {}, "KernelRegressionPerTask": {},
     # fitted without task features the gate is its bias column: Gamma (1, H); H = 2 in FAST
     "TLTF": {"phi": ("m", 2), "Lambda": ("d", 2), "Gamma": (1, 2), "similarity": ("m", "m")},
 }

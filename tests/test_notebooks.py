@@ -83,7 +83,26 @@ def _check_03(text: str) -> None:
     assert mt > 0.9
 
 
-CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03}
+def _check_04(text: str) -> None:
+    right, pairs = _number(r"signs right: (\d+) of (\d+) related/negated pairs", text)
+    assert right == pairs
+    ratios = [float(v) for v in re.findall(r"paper variant: eigenvalue ratio ([\d.e+-]+)", text)]
+    assert ratios and max(ratios) < 1e-3, ratios                  # the rank-1 collapse
+    plain, armijo, mm = _number(r"rising loss \(lam=0.003\): plain (\d+)/\d+, armijo (\d+)/\d+, "
+                                r"mm (\d+)/\d+", text)
+    assert plain > 0 and armijo == 0 and mm == 0
+    mt, anyboost = _number(r"related tasks, mean test error: MTBoost ([\d.]+), AnyBoost ([\d.]+)",
+                           text)
+    assert mt < anyboost
+
+
+def _check_05(text: str) -> None:
+    r12, r21 = _number(r"related +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
+    assert min(r12, r21) > 0.6
+    n12, n21 = _number(r"negated +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
+    assert (n12, n21) == (-r12, -r21)
+    assert "sum of votes equals f(x): True" in text
+CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03, "04": _check_04, "05": _check_05}
 
 
 def _check_06(text: str) -> None:

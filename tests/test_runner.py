@@ -313,3 +313,20 @@ def test_a_worker_outliving_reset_never_writes_into_the_next_run():
     assert s.version == 0 and len(s.record) == 0 and s.state == "idle"
     assert slow.produced == 1       # it finished that step, then stopped: no second one
 
+
+
+def test_a_hidden_page_fits_on_without_frames_and_shows_the_newest_when_shown():
+    rendered = []
+    runner = LiveFitRunner(job(FakeEstimator(n=6)), rendered.append)
+    runner.set_rendering(True)                 # shown before any fit: still "Ready."
+    assert runner.status == "Ready." and rendered == []
+    runner.set_rendering(False)                # the user went to another page
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    assert runner.session.wait(5)
+    runner.poll()
+    assert rendered == [] and runner.session.state == "done"   # no frame was sent
+    runner.set_rendering(True)                 # back on the page: the newest, once
+    assert [s.step for s in rendered] == [6] and "step 6" in runner.status
+    runner.set_rendering(True)
+    assert len(rendered) == 1

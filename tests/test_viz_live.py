@@ -72,3 +72,76 @@ def test_bars_grouped_highlight_threshold():
         view.update({"shared": [0.1]})
     with pytest.raises(ValueError, match="unknown series"):
         view.update({"nope": [0, 0, 0]})
+
+
+def _columns(diagram) -> dict:
+    return {name: {k: np.asarray(v).tolist() for k, v in source.data.items()}
+            for name, source in (("nodes", diagram.nodes), ("edges", diagram.edges),
+                                 ("bars", diagram.bars), ("leaves", diagram.leaves))}
+
+
+def _close(a: dict, b: dict) -> None:
+    for name in a:
+        assert sorted(a[name]) == sorted(b[name]), name
+        for key, values in a[name].items():
+            if values and isinstance(values[0], float):
+                np.testing.assert_allclose(values, b[name][key], err_msg=f"{name}.{key}")
+            else:
+                assert values == b[name][key], f"{name}.{key}"
+
+
+def test_the_tree_diagram_streams_new_nodes_and_draws_what_a_fresh_diagram_draws():
+    """Patched frame by frame (new rows streamed, pending nodes patched, positions replaced),
+    the diagram equals one drawn at once; a scrub back draws afresh; class bars and hover
+    text are capped at the first tasks, so a 30-task tree stays a readable, small frame."""
+    from explorer.data import make_clustered_tasks
+    from explorer.models import MTDecisionTree
+    from explorer.viz.tree import TreeDiagram
+
+    data = make_clustered_tasks(n_tasks=30, n_clusters=3, n_features=4, random_state=0)
+    tree = MTDecisionTree(max_depth=4, random_state=0)
+    snapshots = list(tree.fit_iter(data.X, data.y, data.task))
+    classes = [np.unique(data.y[data.task == t]) for t in range(data.n_tasks)]
+    args = (data.task_names, classes, data.feature_names)
+    live = TreeDiagram(*args)
+    texts = []
+    for snap in snapshots:
+        live.update(snap.info["tree"], highlight=snap.info["node"]["node"])
+        texts.append(list(live.nodes.data["text"]))
+    for before, after in zip(texts, texts[1:], strict=False):
+        # rows only ever come at the end; a row's text changes only pending -> processed
+        assert all(a == b or a == "pending" for a, b in zip(before, after, strict=False))
+    last = snapshots[-1].info
+    fresh = TreeDiagram(*args)
+    fresh.update(last["tree"], highlight=last["node"]["node"])
+    _close(_columns(live), _columns(fresh))
+    bar_tasks = {round(top, 6) for top in live.bars.data["top"]}
+    assert len(live.bars.data["top"]) > 0
+    depth_levels = {node["depth"] for node in last["tree"]}
+    assert len(bar_tasks) <= TreeDiagram.max_bar_tasks * len(depth_levels)
+    assert any("more tasks" in text for text in live.nodes.data["counts"])
+    middle = snapshots[len(snapshots) // 2].info      # a scrub back: drawn afresh
+    live.update(middle["tree"], highlight=middle["node"]["node"])
+    again = TreeDiagram(*args)
+    again.update(middle["tree"], highlight=middle["node"]["node"])
+    _close(_columns(live), _columns(again))
+
+
+def test_a_large_matrix_travels_at_display_resolution_and_keeps_its_zero_pattern():
+    rows, cols = [f"T{i}" for i in range(100)], [f"f{j}" for j in range(500)]
+    view = MatrixHeatmap(rows, cols, width=480, height=300)
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(100, 500))
+    matrix[:, 300:] = 0.0                      # features nobody uses: exactly zero
+    matrix[7, 123] = -50.0                     # one large entry is never averaged away
+    view.update(matrix)
+    image = view.source.data["image"][0]
+    assert image.shape[1] <= (480 - 130) // 2 < 500 and image.dtype == np.float32
+    drawn = image[::-1]                        # first task first
+    pool_r, pool_c = view.pool
+    assert np.isnan(drawn[:, -(-300 // pool_c):]).all()          # zero blocks stay grey
+    assert drawn[7 // pool_r, 123 // pool_c] == -50.0
+    np.testing.assert_array_equal(view.values, matrix)           # full resolution kept
+    assert any(name == "cell" for name, _ in view._hover.tooltips)
+    small = MatrixHeatmap(["a", "b"], ["c", "d"])
+    assert small.pool == (1, 1) and len(small._hover.tooltips) == 3

@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 
+from explorer.app.offload import Offloader
 from explorer.app.runner import configure_process
 from explorer.app.widgets import ParamForm
 from explorer.parameters import public_parameters
@@ -155,7 +156,9 @@ class ExplorerApp(pn.viewable.Viewer):
         self.state = state if state is not None else ExplorerState(pages=list(self.pages))
         self._built: dict[str, pn.viewable.Viewable] = {}
         self.sidebar = self._make_sidebar()
-        self.main = pn.Column(sizing_mode="stretch_width", min_height=600)
+        self._page_error = pn.pane.Alert("", alert_type="danger", visible=False)
+        self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
+        self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
         self._show_page()
@@ -235,12 +238,13 @@ class ExplorerApp(pn.viewable.Viewer):
                               sizing_mode="stretch_width")
 
         def on_data(*events) -> None:
-            summary.object = self._summary()
+            summary.object = self._summary() + (" *(building the new data...)*"
+                                                if state.building else "")
             error.object = (f"{escape(state.error)}  \nThe data shown is the last one that "
                             "built." if state.error else "")
             error.visible = bool(state.error)
 
-        state.param.watch(on_data, ["dataset", "error"])
+        state.param.watch(on_data, ["dataset", "error", "building"])
         return [
             pn.pane.Markdown("### Page", margin=(0, 10)), page_choice,
             pn.pane.Markdown("### Data", margin=(10, 10, 0, 10)), scenario_choice,
@@ -264,8 +268,18 @@ class ExplorerApp(pn.viewable.Viewer):
             if close is not None:
                 close()
         self._built.clear()
+        self._frames.clear()
+
+    @property
+    def shown(self):
+        """What the main area shows: the chosen page's view (or the alert of a page that
+        could not be built)."""
+        return self._shown_view if self._shown_view is not None else self._page_error
 
     def _show_page(self, *events) -> None:
+        """Show the chosen page: built the first time (then kept for the session), and every
+        page built so far stays in the main area, hidden, so a switch is a visibility change
+        on both sides, never a rebuild of hundreds of Bokeh models (~2-4 s during a run)."""
         state = self.state
         page = self.pages[state.page]
         view = self._built.get(page.slug)
@@ -275,19 +289,27 @@ class ExplorerApp(pn.viewable.Viewer):
             except Exception as exc:  # a page bug must not take the app down
                 log.exception("building page %r failed", page.slug)
                 state.notify(f"The page {page.title!r} could not be built: {exc}", "error")
-                self.main[:] = [pn.pane.Alert(f"The page could not be built: {escape(exc)}",
-                                              alert_type="danger")]
+                self._page_error.object = f"The page could not be built: {escape(exc)}"
+                self._page_error.visible = True
                 self._shown_view = None
+                for frame in self._frames.values():
+                    frame.visible = False
                 return
             self._built[page.slug] = view
+            # the page's own layout, shown or hidden (an extra wrapping Column kept the Trees
+            # page's figures from ever reporting drawn in Chromium: no document_ready, so
+            # Panel never counted the session connected and its callbacks never ran)
+            self._frames[page.slug] = pn.panel(view)
+            self.main.append(self._frames[page.slug])
+        self._page_error.visible = False
         for slug, built in self._built.items():   # hidden pages wait for data changes
             if slug != page.slug and hasattr(built, "set_shown"):
                 built.set_shown(False)
         if hasattr(view, "set_shown"):
             view.set_shown(True)
-        if self._shown_view is not view:   # a switch, never a data change, replaces the page
-            self._shown_view = view
-            self.main[:] = [view]
+        self._shown_view = view
+        for slug, frame in self._frames.items():
+            frame.visible = slug == page.slug
 
 
 def _bind_url(state) -> list[tuple[str, str]]:
@@ -335,9 +357,12 @@ def build_app() -> pn.template.BootstrapTemplate:
     state = ExplorerState(pages={page.slug: page.params for page in PAGES})
     early = _bind_url(state)
     app = ExplorerApp(state=state, pages=PAGES)
+    # From now on data are built off the event loop (the link's data were built while the
+    # session's document was made, before anything was shown).
+    state.offloader = Offloader.for_document(pn.state.curdoc)
     # A closed tab ends its session: stop its fits (a paused worker would keep the whole
-    # session alive) and let go of what they hold.
-    pn.state.on_session_destroyed(lambda context: app.close())
+    # session alive), drop builds in flight and let go of what they hold.
+    pn.state.on_session_destroyed(lambda context: (state.offloader.close(), app.close()))
     state.param.watch(lambda event: _show_notification(*event.new), "notification")
     if early:
         pn.state.onload(lambda: [_show_notification(*notice) for notice in early])

@@ -161,9 +161,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown, self._stale = True, False
         self._warm_refit = False
         self._shown_step = 0
-        figures = [f for view in self.views for f in view.figures]
-        self.body = pn.FlexBox(*[pn.pane.Bokeh(f) for f in [*figures, self.errors.figure]],
-                               sizing_mode="stretch_width")
+        self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
+        self.body = pn.FlexBox(sizing_mode="stretch_width")
         self._layout = pn.Column(
             pn.pane.Markdown(page.intro, sizing_mode="stretch_width",
                              styles={"font-size": "15px"}),
@@ -178,6 +177,17 @@ class ModelPageView(pn.viewable.Viewer):
     def __panel__(self):
         return self._layout
 
+    def _sync_figures(self) -> None:
+        """Show every view's figures, in order. A view may make figures late (the first time
+        the data or a snapshot needs them: the fewest models); existing panes are kept."""
+        figures = [f for view in self.views for f in view.figures] + [self.errors.figure]
+        if len(figures) == len(self._panes):
+            return
+        for fig in figures:
+            if id(fig) not in self._panes:
+                self._panes[id(fig)] = pn.pane.Bokeh(fig)
+        self.body.objects = [self._panes[id(fig)] for fig in figures]
+
     def close(self) -> None:
         """The session ended: stop the worker (paused or not) and release the record."""
         self.runner.reset()
@@ -189,6 +199,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown = shown
         if shown and self._stale:
             self._data_changed()
+        self.runner.set_rendering(shown)   # a hidden page's fit goes on without frames
 
     # ------------------------------------------------------------------ data and params
     def _data_changed(self, *_) -> None:
@@ -208,6 +219,7 @@ class ModelPageView(pn.viewable.Viewer):
             return
         for view in self.views:
             view.set_data(train)
+        self._sync_figures()
         self.errors.set_categories(train.task_names)
         self._cleared()
 
@@ -271,6 +283,7 @@ class ModelPageView(pn.viewable.Viewer):
             if not view.accumulates:
                 view.update(snapshot)
         self._shown_step = snapshot.step
+        self._sync_figures()
 
     def _finished(self, estimator, result: FitResult) -> None:
         self._fitted = estimator

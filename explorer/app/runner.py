@@ -47,6 +47,13 @@ UNTHROTTLED_REST = 0.25
 #: Default bound of one session's record of snapshots, in bytes.
 RECORD_MAX_BYTES = 64 * 1024 * 1024
 
+#: The fits of one server process take turns, one step at a time. CPU-bound threads convoy
+#: the event loop: each of its many GIL acquisitions (a socket write, a callback) waits for
+#: every running fit thread's switch interval, so five live fits made other sessions' clicks
+#: slow. Taking turns costs little (the GIL already runs one thread's Python at a time) and
+#: leaves the loop one contender instead of five.
+_STEP_TURN = threading.Lock()
+
 
 # ---------------------------------------------------------------------- process set-up
 _warning_sink = threading.local()
@@ -363,7 +370,8 @@ class FitSession:
             last = time.monotonic()
             while self._gate(token):
                 try:
-                    snap = next(iterator)
+                    with _STEP_TURN:
+                        snap = next(iterator)
                 except StopIteration:
                     break
                 with self._cond:   # a stopped worker never writes
@@ -417,6 +425,9 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     status = param.String(default="Ready.")
 
+    #: Most frames a second sent to one browser (the poll's tick is the other bound).
+    MAX_FPS = 15.0
+
     #: Longest wait for the browser's acknowledgement of a frame before the next one goes
     #: anyway (a lost acknowledgement must not freeze the view).
     ACK_TIMEOUT_S = 2.0
@@ -428,6 +439,10 @@ class LiveFitRunner(pn.viewable.Viewer):
         from explorer.app.components import FramePacer
 
         self.pacer = FramePacer(width=0, height=0, margin=0)
+        # The next frame goes as soon as the browser acknowledges this one (not at the next
+        # tick: a frame and its acknowledgement take ~100 ms, and waiting for the tick after
+        # that halved the frame rate), at most MAX_FPS a second.
+        self.pacer.param.watch(self._on_drawn, "drawn")
         self._frame_sent_at = 0.0
         self.session = FitSession(prepare, record_cap=record_cap,
                                   record_max_bytes=record_max_bytes)
@@ -437,6 +452,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._shown_version = -1
         self._callback = None
         self._following = True
+        self._rendering = True
         self._finished_reported = False
         self._run_btn = pn.widgets.Button(label="▶ Run", color="primary", width=90)
         self._step_btn = pn.widgets.Button(label="Step", width=70)
@@ -506,6 +522,17 @@ class LiveFitRunner(pn.viewable.Viewer):
             except Exception as exc:  # noqa: BLE001 -- a view bug must not break the controls
                 self._notify(f"Clearing the views failed: {type(exc).__name__}: {exc}", "warning")
 
+    def set_rendering(self, on: bool) -> None:
+        """Draw frames (the page is shown) or not (hidden: the fit goes on, nothing is sent);
+        turned back on, the newest snapshot is drawn at once."""
+        self._rendering = bool(on)
+        snap = self.session.latest()
+        if on and self._following and snap is not None \
+                and self.session.version != self._shown_version:
+            self._shown_version = self.session.version
+            self._safe_render(snap)
+            self._update_status()
+
     def objective_trace(self, up_to_step: int) -> tuple[list, list]:
         """``(steps, objectives)`` of the recorded snapshots up to ``up_to_step``.
 
@@ -547,13 +574,9 @@ class LiveFitRunner(pn.viewable.Viewer):
         # "active" first, so a worker seen gone has already written its final state.
         active = s.active
         state = s.state
-        behind = self._following and s.version != self._shown_version
+        behind = self._rendering and self._following and s.version != self._shown_version
         if behind and self._browser_ready():
-            snap = s.latest()
-            self._shown_version = s.version
-            if snap is not None:
-                self._safe_render(snap)
-                self._frame_sent()
+            self._send_frame()
             behind = False
         self._update_status(state=state)
         if behind:
@@ -561,6 +584,24 @@ class LiveFitRunner(pn.viewable.Viewer):
         if state in ("done", "error", "paused", "idle") or not active:
             self._stop_polling()
             self._finish()
+
+    def _send_frame(self) -> None:
+        """Render the newest snapshot (the browser has drawn the last frame)."""
+        snap = self.session.latest()
+        self._shown_version = self.session.version
+        if snap is not None:
+            self._safe_render(snap)
+            self._frame_sent()
+
+    def _on_drawn(self, *_) -> None:
+        """The browser drew the last frame: the next goes now if one is due (on the loop)."""
+        s = self.session
+        if (self._callback is None or not self._rendering or not self._following
+                or s.version == self._shown_version
+                or time.monotonic() - self._frame_sent_at < 1.0 / self.MAX_FPS):
+            return
+        self._send_frame()
+        self._update_status()
 
     def _browser_ready(self) -> bool:
         """True when the browser has drawn the last frame (always, without a server)."""

@@ -27,6 +27,7 @@ from typing import Any
 
 import param
 
+from explorer.app.offload import Offloader
 from explorer.data import MultiTaskDataset, read_csv
 from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
 from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
@@ -68,6 +69,16 @@ def _safe_filename(filename: Any) -> str:
     text = str(filename or "upload.csv").replace("\\", "/").rsplit("/", 1)[-1]
     text = "".join(ch for ch in text if ch.isprintable())
     return (text or "upload.csv")[:60]
+
+
+def describe_dataset(dataset: MultiTaskDataset | None) -> str:
+    """One line about a dataset, e.g. '3 tasks · 40 per task · d = 2 · classification'."""
+    if dataset is None:
+        return "no data"
+    sizes = dataset.task_sizes
+    per_task = (f"{sizes.min()} per task" if sizes.min() == sizes.max()
+                else f"{sizes.min()}-{sizes.max()} per task")
+    return f"{dataset.n_tasks} tasks · {per_task} · d = {dataset.n_features} · {dataset.kind}"
 
 
 # ---------------------------------------------------------------------- the state
@@ -114,6 +125,9 @@ class ExplorerState(param.Parameterized):
         class_=MultiTaskDataset, default=None, constant=True, doc="Test part (derived).")
     error = param.String(
         default="", constant=True, doc="Why the last spec change could not be built ('' if ok).")
+    building = param.Boolean(
+        default=False, constant=True,
+        doc="True while the data of a new spec are being built off the event loop.")
     notification = param.Tuple(
         default=("info", ""), length=2, doc="(level, message) of the latest notice.")
     query_changed = param.Event(doc="A page's hyper-parameter changed (the URL follows).")
@@ -133,6 +147,9 @@ class ExplorerState(param.Parameterized):
         self._uploaded: MultiTaskDataset | None = None
         self._uploaded_name = ""
         self._busy = False
+        #: Where data are built: synchronously here; the served app swaps in one that
+        #: builds off the event loop (:meth:`Offloader.for_document`).
+        self.offloader = Offloader()
         self.notices: deque[tuple[str, str]] = deque(maxlen=50)
         page = params.pop("page", None)
         super().__init__(**params)
@@ -183,39 +200,55 @@ class ExplorerState(param.Parameterized):
             "data_seed" in changed and (entry is None or entry.seeded))
         self._rebuild(params, regenerate=regenerate)
 
-    def _rebuild(self, params: dict, *, regenerate: bool) -> bool:
-        name = self.dataset_name
-        try:
+    def _rebuild(self, params: dict, *, regenerate: bool) -> None:
+        """Build the data of the current spec (off the event loop when there is one; see
+        :mod:`explorer.app.offload`) and publish ``dataset`` / ``train`` / ``test``; a value
+        the generator refuses leaves the previous data and sets ``error``."""
+        name, seed, fraction = self.dataset_name, self.data_seed, self.train_fraction
+        previous, uploaded = self.dataset, self._uploaded
+        regenerate = regenerate or previous is None
+
+        def compute():   # no Panel, no Bokeh, no state writes: this may run on a build thread
+            values = dict(params)
             if name == UPLOADED:
-                if self._uploaded is None:
+                if uploaded is None:
                     raise ValueError("no CSV file has been uploaded in this session.")
-                dataset = self._uploaded
-            elif regenerate or self.dataset is None:
-                params = CATALOG[name].values(params)
-                dataset = make_dataset(name, params, random_state=self.data_seed)
+                dataset = uploaded
+            elif regenerate:
+                values = CATALOG[name].values(params)
+                dataset = make_dataset(name, values, random_state=seed)
             else:
-                dataset = self.dataset
-            train, test = dataset.split(self.train_fraction, random_state=self.data_seed)
-        except Exception as exc:  # a bad value must never take the UI down
+                dataset = previous
+            train, test = dataset.split(fraction, random_state=seed)
+            return values, dataset, train, test
+
+        def apply(result) -> None:
+            values, dataset, train, test = result
+            with param.edit_constant(self):
+                self.param.update(dataset=dataset, train=train, test=test, error="",
+                                  building=False)
+            self._good = (name, dict(values), seed, fraction)
+            if name != UPLOADED and values != self.data_params:
+                self._busy = True
+                try:
+                    self.data_params = values
+                finally:
+                    self._busy = False
+
+        def failed(exc: Exception) -> None:   # a bad value must never take the UI down
             if not isinstance(exc, ValueError):
-                log.exception("building dataset %r failed", name)
+                log.error("building dataset %r failed", name, exc_info=exc)
             message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
             with param.edit_constant(self):
-                self.error = message
+                self.param.update(error=message, building=False)
             kept = " The data shown is still the previous one." if self.dataset is not None else ""
             self.notify(f"Could not build {name!r}: {message}{kept}", "error")
             self._restore_last_good()
-            return False
-        with param.edit_constant(self):
-            self.param.update(dataset=dataset, train=train, test=test, error="")
-        self._good = (self.dataset_name, dict(params), self.data_seed, self.train_fraction)
-        if name != UPLOADED and params != self.data_params:
-            self._busy = True
-            try:
-                self.data_params = params
-            finally:
-                self._busy = False
-        return True
+
+        if self.offloader.asynchronous:
+            with param.edit_constant(self):
+                self.building = True
+        self.offloader.submit("data", compute, apply, failed)
 
     def _restore_last_good(self) -> None:
         """Put the spec back to the one that built the data shown (a refused value is not kept,
@@ -290,53 +323,56 @@ class ExplorerState(param.Parameterized):
         Returns
         -------
         bool
-            True when the file was loaded; otherwise a notice says why and the data stays.
+            True when the file was loaded (served: when it is being read, off the event
+            loop); otherwise a notice says why and the data stays.
         """
         shown = _safe_filename(filename)
-        try:
-            if isinstance(data, str):
-                data = data.encode("utf-8")
-            if not isinstance(data, (bytes, bytearray)):
-                raise ValueError(f"the upload must be bytes; got {type(data).__name__}.")
+        fraction, seed = self.train_fraction, self.data_seed
+
+        def parse() -> MultiTaskDataset:   # off the event loop when there is one
+            content = data.encode("utf-8") if isinstance(data, str) else data
+            if not isinstance(content, (bytes, bytearray)):
+                raise ValueError(f"the upload must be bytes; got {type(content).__name__}.")
             if not shown.lower().endswith(".csv"):
                 raise ValueError(f"expected a .csv file; got {shown!r}.")
-            if len(data) == 0:
+            if len(content) == 0:
                 raise ValueError("the file is empty; expected a header line with a 'task' "
                                  "column, a 'y' column and feature columns, then one row per "
                                  "example.")
-            if len(data) > UPLOAD_LIMIT_BYTES:
-                raise ValueError(f"the file is {len(data):,} bytes; the limit is "
+            if len(content) > UPLOAD_LIMIT_BYTES:
+                raise ValueError(f"the file is {len(content):,} bytes; the limit is "
                                  f"{UPLOAD_LIMIT_BYTES:,} bytes.")
-            dataset = read_csv(bytes(data), max_bytes=UPLOAD_LIMIT_BYTES)
+            dataset = read_csv(bytes(content), max_bytes=UPLOAD_LIMIT_BYTES)
             check_budget(dataset.n_samples, dataset.n_features, dataset.n_tasks,
                          what="the file")
-            dataset.split(self.train_fraction, random_state=self.data_seed)  # fail early
-        except ValueError as exc:
+            dataset.split(fraction, random_state=seed)  # fail early
+            return dataset
+
+        def use(dataset: MultiTaskDataset) -> None:
+            self._uploaded, self._uploaded_name = dataset, shown
+            objects = list(self.param.dataset_name.objects)
+            if UPLOADED not in objects:
+                self.param.dataset_name.objects = [*objects, UPLOADED]
+            if self.dataset_name == UPLOADED:
+                self._rebuild({}, regenerate=True)
+            else:
+                self.dataset_name = UPLOADED
+            if self.dataset_name == UPLOADED:
+                self.notify(f"Loaded {shown!r}: {describe_dataset(dataset)}", "success")
+
+        def refuse(exc: Exception) -> None:
+            if not isinstance(exc, ValueError):
+                raise exc
             self.notify(f"Could not use {shown!r}: {exc}", "error")
-            return False
-        self._uploaded, self._uploaded_name = dataset, shown
-        objects = list(self.param.dataset_name.objects)
-        if UPLOADED not in objects:
-            self.param.dataset_name.objects = [*objects, UPLOADED]
-        if self.dataset_name == UPLOADED:
-            self._rebuild({}, regenerate=True)
-        else:
-            self.dataset_name = UPLOADED
-        if self.dataset_name == UPLOADED and not self.error:
-            self.notify(f"Loaded {shown!r}: {self.summary()}", "success")
-        return not self.error
+
+        before = len(self.notices)
+        self.offloader.submit("upload", parse, use, refuse)
+        return not any(level == "error" for level, _ in list(self.notices)[before:])
 
     # ------------------------------------------------------------------ summary
     def summary(self) -> str:
         """One line about the data, e.g. '3 tasks · 40 per task · d = 2 · classification'."""
-        dataset = self.dataset
-        if dataset is None:
-            return "no data"
-        sizes = dataset.task_sizes
-        per_task = (f"{sizes.min()} per task" if sizes.min() == sizes.max()
-                    else f"{sizes.min()}-{sizes.max()} per task")
-        return (f"{dataset.n_tasks} tasks · {per_task} · d = {dataset.n_features} · "
-                f"{dataset.kind}")
+        return describe_dataset(self.dataset)
 
     # ------------------------------------------------------------------ page parameters
     def register_page_params(self, slug: str, instance: param.Parameterized) -> None:

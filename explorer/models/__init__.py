@@ -22,6 +22,14 @@ refit_lambda_rows  ``||W||_{1,2}`` of stage 2       TwoStageRMTFL
 lambda_deviation   ``(1/m) sum_t ||v_t||^2``, the   RegularizedMTL (Evgeniou & Pontil's
                    tasks' deviations from ``w_0``   lambda1): task coupling
 lambda_common      ``||w_0||^2``, the common part   RegularizedMTL (lambda2)
+lambda_relation    ``tr(W Omega^{-1} W^T)``, task   MTRL (lambda2; lambda1 is lambda_ridge)
+                   covariance Omega
+lam                ``tr(W_t Omega^{-1} W_t^T)`` on  MTBoost, AnyBoost (the paper's lambda is
+                   per-task mean losses             n_i * lam; the name is issue 12's)
+lambda_asymmetry   ``1/4 ||W - W^T||_F^2`` of the   MTKNN, MTKR (lambda1)
+                   task-pair weights W
+lambda_ridge       ``1/2 ||W||_F^2`` of the         MTKNN, MTKR (lambda2)
+                   task-pair weights W
 ================== ================================ ==========================================
 
 Estimates and truth
@@ -57,7 +65,10 @@ from .base import (
 )
 from .baselines import PerTaskEstimator
 from .mtadaboost import MTAdaBoost, SingleTaskAdaBoost
+from .mtboost import AnyBoost, MTBoost
 from .mtdt import MTDecisionTree, SingleTaskTree
+from .mtknn import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
+from .mtrl import MTRL
 from .regularized import RegularizedMTL
 from .rmtfl import (
     L21MTFL,
@@ -72,6 +83,9 @@ from .rmtfl import (
 from .tltf import TLTF
 
 __all__ = [
+    "AnyBoost",
+    "MTBoost",
+    "MTRL",
     "ConvergenceMonitor",
     "FitDivergedError",
     "LazyMapping",
@@ -91,5 +105,9 @@ __all__ = [
     "RobustMTFL",
     "TraceNormMTL",
     "TwoStageRMTFL",
+    "MTKNN",
+    "MTKR",
+    "KNNPerTask",
+    "KernelRegressionPerTask",
     "TLTF",
 ]

@@ -8,7 +8,8 @@ def warm_up() -> None:
     compilation: the tree split search (:func:`explorer.solvers.tree_split.warm_up`) and
     the MFISTA iteration of the rMTFL family (:func:`explorer.solvers.stacked_fista.warm_up`).
     """
-    from . import stacked_fista, tree_split
+    from . import stacked_fista, task_weights, tree_split
 
     tree_split.warm_up()
     stacked_fista.warm_up()
+    task_weights.warm_up()

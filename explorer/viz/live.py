@@ -28,11 +28,35 @@ from bokeh.plotting import figure
 
 from .style import DIVERGING, TICK_FONT, ZERO_COLOR, style_figure
 
-__all__ = ["MatrixHeatmap", "CurveView", "BarView", "LiveView", "ObjectiveView",
+__all__ = ["MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 
 MAX_TICK_LABELS = 40
+
+#: Screen pixels a heatmap cell gets at least: a larger matrix is pooled to fit (a frame
+#: carries what is displayed, not the 100 x 500 values of a matrix drawn 350 px wide).
+MIN_CELL_PX = 2
+
+
+def pool_max_abs(matrix: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """``matrix`` reduced by blocks of ``rows`` x ``cols`` cells, each block shown by its value
+    of largest magnitude (sign kept): a block is exactly zero only when all of it is, so the
+    zero pattern (shared features, outlier tasks) survives the reduction.
+
+    >>> pool_max_abs(np.array([[0.0, -3.0, 1.0], [2.0, 0.0, 0.0]]), 1, 2)
+    array([[-3.,  1.],
+           [ 2.,  0.]])
+    """
+    r, c = matrix.shape
+    if rows == 1 and cols == 1:
+        return matrix
+    padded = np.zeros((-(-r // rows) * rows, -(-c // cols) * cols), dtype=matrix.dtype)
+    padded[:r, :c] = matrix
+    blocks = padded.reshape(padded.shape[0] // rows, rows, padded.shape[1] // cols, cols)
+    blocks = blocks.transpose(0, 2, 1, 3).reshape(blocks.shape[0], blocks.shape[2], -1)
+    pick = np.abs(blocks).argmax(axis=2)
+    return np.take_along_axis(blocks, pick[..., None], axis=2)[..., 0]
 
 
 class MatrixHeatmap:
@@ -78,6 +102,10 @@ class MatrixHeatmap:
                                               nan_color=ZERO_COLOR)
         self.set_limit(limit)
         self._values = np.zeros((r, c))
+        # cells of the drawn image per screen pixel budget (the plot's inner area, roughly)
+        self._max_cells = (max(1, (height - 90) // MIN_CELL_PX),
+                           max(1, (width - 130) // MIN_CELL_PX))
+        self.pool = (1, 1)
         self.source = ColumnDataSource(self._columns(self._values))
         # Categorical axes place factor k at synthetic coordinate k + 0.5, so an image from
         # (0, 0) with size (c, r) fills the cells exactly. Image row 0 is drawn at the
@@ -96,9 +124,9 @@ class MatrixHeatmap:
         name_of = "return names[Math.floor(value)] ?? '';"
         self._row_hover = CustomJSHover(code=name_of, args={"names": y_factors})
         self._col_hover = CustomJSHover(code=name_of, args={"names": self.col_names})
-        fig.add_tools(HoverTool(renderers=[self._images[0]], tooltips=[
-            ("row", "$y{row}"), ("column", "$x{col}"), ("value", "@image{0.000}")],
-            formatters={"$y": self._row_hover, "$x": self._col_hover}))
+        self._hover = HoverTool(renderers=[self._images[0]], tooltips=self._tooltips(),
+                                formatters={"$y": self._row_hover, "$x": self._col_hover})
+        fig.add_tools(self._hover)
         fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
         fig.grid.grid_line_color = None
         fig.x_range.range_padding = fig.y_range.range_padding = 0
@@ -108,9 +136,20 @@ class MatrixHeatmap:
         style_figure(fig)
         self._style_axes()
 
+    def _tooltips(self) -> list:
+        tips = [("row", "$y{row}"), ("column", "$x{col}"), ("value", "@image{0.000}")]
+        if self.pool != (1, 1):
+            tips.append(("cell", f"{self.pool[0]} x {self.pool[1]} entries: the largest |value|"))
+        return tips
+
     def _style_axes(self) -> None:
         fig = self.figure
         r, c = self.shape
+        pool = (-(-r // self._max_cells[0]), -(-c // self._max_cells[1]))
+        if pool != self.pool:
+            self.pool = pool
+            if hasattr(self, "_hover"):
+                self._hover.tooltips = self._tooltips()
         fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
         for axis, n in ((fig.xaxis, c), (fig.yaxis, r)):
             crowded = n > MAX_TICK_LABELS
@@ -146,10 +185,11 @@ class MatrixHeatmap:
         self._values = np.zeros(self.shape)
         self.source.data = self._columns(self._values)
 
-    @staticmethod
-    def _columns(matrix):
-        # float32 (half the bytes of a frame; a colour needs no more) with exact zeros as
-        # NaN, which the colour mapper paints grey: one image, no second mask image.
+    def _columns(self, matrix):
+        # Pooled to the display's resolution, float32 (half the bytes of a frame; a colour
+        # needs no more), exact zeros as NaN, which the colour mapper paints grey: one image,
+        # no second mask image. The image keeps its extent, so the axes stay the names.
+        matrix = pool_max_abs(np.asarray(matrix), *self.pool)
         flipped = np.array(matrix[::-1], dtype=np.float32)
         flipped[flipped == 0.0] = np.nan
         return {"image": [flipped]}
@@ -331,8 +371,11 @@ class LiveView:
     A view is created once per page and re-targeted with :meth:`set_data` when the data
     change (names, sizes, truth and colour limits are patched into the existing figures);
     :meth:`update` shows a snapshot (the newest while running, any recorded one when the
-    user scrubs), :meth:`clear` empties it. ``figures`` lists its Bokeh figures; a view may
-    offer :meth:`on_tap` (a click on a point).
+    user scrubs), :meth:`clear` empties it. ``figures`` lists its Bokeh figures; it may
+    grow (a view makes a figure the first time the data or a snapshot needs it, so a page
+    holds the fewest models that draw it; the kit shows new figures after ``set_data`` and
+    after each frame, never rebuilding the others). A view may offer :meth:`on_tap` (a
+    click on a point).
     """
 
     figures: list = []

@@ -29,8 +29,12 @@ from explorer.data import MultiTaskDataset
 
 from . import style
 
-__all__ = ["label_colors", "project_2d", "task_scatter_figures", "task_scatter_grid",
-           "truth_matrices"]
+__all__ = ["TaskScatterPanels", "label_colors", "project_2d", "scatter_frame",
+           "task_scatter_figures", "task_scatter_grid", "truth_matrices"]
+
+#: Points drawn per task panel at most (a random, fixed subset beyond): the browser draws
+#: what a person can see, not the 100,000 rows a large task may have.
+MAX_POINTS_PER_PANEL = 2000
 
 
 
@@ -142,6 +146,129 @@ def task_scatter_grid(dataset: MultiTaskDataset, *, ncols: int = 3, width: int =
     """:func:`task_scatter_figures` laid out in a grid (a Bokeh ``GridPlot``)."""
     figures = task_scatter_figures(dataset, width=width, height=height, max_tasks=max_tasks)
     return gridplot(figures, ncols=ncols, toolbar_location="right", merge_tools=True)
+
+
+def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
+                  max_points: int = MAX_POINTS_PER_PANEL) -> dict:
+    """Everything :class:`TaskScatterPanels` draws for ``dataset``, as plain arrays.
+
+    Pure NumPy (the projection of :func:`project_2d`, colours, subsampling), so the app
+    computes it off the event loop and only patches sources on it.
+
+    Returns
+    -------
+    dict
+        ``panels``: one dict per drawn task (the first ``max_tasks``) with ``title``, ``x``,
+        ``y``, ``color`` and ``label`` (what the hover shows); ``x_range`` / ``y_range``
+        (shared limits); ``x_label`` / ``y_label``; ``target_range`` ((low, high) of the
+        colour scale for regression, None for classification); ``subsampled`` (True when a
+        panel shows a subset of its task's points).
+
+    >>> from explorer.data import make_task_family
+    >>> frame = scatter_frame(make_task_family(("related",), random_state=0))
+    >>> len(frame["panels"]), frame["target_range"] is None
+    (2, True)
+    """
+    Z, (x_label, y_label) = project_2d(dataset.X, dataset.feature_names)
+    classification = dataset.kind == "classification"
+    if classification:
+        labels = np.unique(dataset.y).tolist()
+        colors = np.asarray(style.label_colors(len(labels)), dtype=object)
+        code = np.searchsorted(np.asarray(labels), dataset.y)
+        target_range = None
+    else:
+        low, high = float(np.min(dataset.y)), float(np.max(dataset.y))
+        high = high if high > low else low + 1.0
+        target_range = (low, high)
+        colors = np.asarray(Viridis256, dtype=object)
+        code = np.clip(((dataset.y - low) / (high - low) * 255).astype(int), 0, 255)
+    rng = np.random.default_rng(0)
+    panels, subsampled = [], False
+    for t in range(min(dataset.n_tasks, max_tasks)):
+        rows = np.flatnonzero(dataset.task == t)
+        n = rows.size
+        if n > max_points:
+            rows, subsampled = np.sort(rng.choice(rows, max_points, replace=False)), True
+        values = dataset.y[rows]
+        label = ([str(v) for v in values.tolist()] if classification
+                 else [f"{v:.2f}" for v in values.tolist()])
+        panels.append({"title": f"{dataset.task_names[t]}  (n = {n})",
+                       "x": Z[rows, 0], "y": Z[rows, 1],
+                       "color": colors[code[rows]].tolist(), "label": label})
+    return {"panels": panels, "x_range": _padded_limits(Z[:, 0]),
+            "y_range": _padded_limits(Z[:, 1]), "x_label": x_label, "y_label": y_label,
+            "target_range": target_range, "subsampled": subsampled}
+
+
+def _padded_limits(values: np.ndarray) -> tuple[float, float]:
+    low, high = float(np.min(values)), float(np.max(values))
+    pad = 0.05 * (high - low) if high > low else 1.0
+    return low - pad, high + pad
+
+
+class TaskScatterPanels:
+    """One scatter per task, made once and patched in place for every new data set.
+
+    A figure is made the first time a data set has that many tasks and kept (hidden when a
+    later data set has fewer), so a data change sends new columns, ranges and titles, never
+    new figures. Classification: one colour per class label with a legend; regression:
+    colour is the target on one shared scale, with a colour bar on each panel.
+
+    >>> from explorer.data import make_task_family
+    >>> panels = TaskScatterPanels()
+    >>> panels.apply(scatter_frame(make_task_family(("related", "negated"), random_state=0)))
+    >>> len(panels.figures), [f.visible for f in panels.figures]
+    (3, [True, True, True])
+    """
+
+    def __init__(self, *, width: int = 300, height: int = 280):
+        self.width, self.height = width, height
+        self.x_range, self.y_range = Range1d(0, 1), Range1d(0, 1)
+        self.mapper = LinearColorMapper(palette=Viridis256, low=0.0, high=1.0)
+        self.figures: list = []
+        self.sources: list[ColumnDataSource] = []
+        self._bars: list[ColorBar] = []
+
+    def _add_figure(self) -> None:
+        source = ColumnDataSource({"x": [], "y": [], "color": [], "label": []})
+        fig = figure(width=self.width, height=self.height, x_range=self.x_range,
+                     y_range=self.y_range, tools="pan,wheel_zoom,box_zoom,reset,save")
+        fig.scatter("x", "y", source=source, size=7, color="color", alpha=0.75,
+                    line_color="white", line_width=0.5, legend_field="label")
+        fig.legend.location = "top_left"
+        fig.legend.label_text_font_size = style.TICK_FONT
+        fig.legend.background_fill_alpha = 0.6
+        fig.add_tools(HoverTool(tooltips=[("y", "@label"), ("x", "(@x{0.00}, @y{0.00})")]))
+        bar = ColorBar(color_mapper=self.mapper, title="y", width=10, visible=False,
+                       major_label_text_font_size=style.TICK_FONT)
+        fig.add_layout(bar, "right")
+        style.style_figure(fig)
+        self.figures.append(fig)
+        self.sources.append(source)
+        self._bars.append(bar)
+
+    def apply(self, frame: dict) -> None:
+        """Show a :func:`scatter_frame` (patches sources, ranges, titles; cheap)."""
+        panels = frame["panels"]
+        while len(self.figures) < len(panels):
+            self._add_figure()
+        self.x_range.start, self.x_range.end = frame["x_range"]
+        self.y_range.start, self.y_range.end = frame["y_range"]
+        regression = frame["target_range"] is not None
+        if regression:
+            self.mapper.low, self.mapper.high = frame["target_range"]
+        for k, fig in enumerate(self.figures):
+            fig.visible = k < len(panels)
+            if not fig.visible:
+                self.sources[k].data = {"x": [], "y": [], "color": [], "label": []}
+                continue
+            panel = panels[k]
+            self.sources[k].data = {key: panel[key] for key in ("x", "y", "color", "label")}
+            fig.title.text = panel["title"]
+            fig.xaxis.axis_label, fig.yaxis.axis_label = frame["x_label"], frame["y_label"]
+            fig.legend.visible = not regression
+            self._bars[k].visible = regression
+            fig.width = self.width + (70 if regression else 0)
 
 
 def truth_matrices(dataset: MultiTaskDataset) -> list[dict]:

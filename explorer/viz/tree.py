@@ -62,7 +62,16 @@ def tree_layout(nodes: Sequence[dict]) -> dict[int, tuple[float, float]]:
 
 
 class TreeDiagram:
-    """The tree as a node-link diagram, updated in place from snapshot records.
+    """The tree as a node-link diagram, patched in place as it grows.
+
+    A growing tree only appends node records (a prefix stays valid), so each frame sends
+    what changed: the new nodes, edges, class bars and early leaves are *streamed* once, a
+    pending node that gets processed is *patched*, and only the positions (plain numbers:
+    adding a split shifts the layout) are replaced. A record list that is not an extension
+    of the one drawn (a new fit, a scrub back) is drawn afresh.
+
+    Per-task detail is capped for readability and frame size: class bars for the first
+    ``max_bar_tasks`` tasks, hover text for the first ``max_hover_tasks``.
 
     Parameters
     ----------
@@ -71,14 +80,18 @@ class TreeDiagram:
     feature_names : list of str
     """
 
+    max_bar_tasks = 8
+    max_hover_tasks = 8
+    _NODE_COLUMNS = ("x", "y", "text", "fill", "line", "node", "counts", "gains")
+
     def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
         self.task_names = list(task_names)
         self.classes = [list(c) for c in classes]
         self.feature_names = list(feature_names)
         self.colors = task_colors(len(task_names))
         self.edges = ColumnDataSource(dict(x0=[], y0=[], x1=[], y1=[]))
-        self.nodes = ColumnDataSource(dict(x=[], y=[], text=[], fill=[], line=[], node=[],
-                                           counts=[], gains=[]), name="mtdt_tree_nodes")
+        self.nodes = ColumnDataSource({c: [] for c in self._NODE_COLUMNS},
+                                      name="mtdt_tree_nodes")
         self.bars = ColumnDataSource(dict(left=[], right=[], top=[], bottom=[], color=[]))
         self.leaves = ColumnDataSource(dict(x=[], y=[], color=[], text=[], task=[]))
         fig = figure(width=width, height=height, title="MT-DT: click Step to add a node",
@@ -102,96 +115,166 @@ class TreeDiagram:
         fig.grid.visible = False
         _style(fig)
         self.figure = fig
+        self._forget()
+
+    def _forget(self) -> None:
+        """Empty the sources and what is known about the drawn tree."""
+        self._drawn: list[int] = []          # processed node ids, in record order
+        self._processed: set[int] = set()
+        self._row: dict[int, int] = {}       # node id -> row of the nodes source
+        self._edge_child: list[int] = []     # per edge row: the child's node id
+        self._bar_node: list[int] = []       # per bar row: its node id
+        self._bar_dx: list[tuple[float, float]] = []
+        self._leaf_node: list[int] = []
+        self._leaf_dx: list[float] = []
+        self._highlight: int | None = None
+        self.edges.data = dict(x0=[], y0=[], x1=[], y1=[])
+        self.nodes.data = {c: [] for c in self._NODE_COLUMNS}
+        self.bars.data = dict(left=[], right=[], top=[], bottom=[], color=[])
+        self.leaves.data = dict(x=[], y=[], color=[], text=[], task=[])
+
+    def _extends_drawn(self, nodes: Sequence[dict]) -> bool:
+        k = len(self._drawn)
+        return k == 0 or (len(nodes) >= k and nodes[0]["node"] == self._drawn[0]
+                          and nodes[k - 1]["node"] == self._drawn[-1])
+
+    def _describe(self, node: dict) -> dict:
+        """The node row's text columns (computed once per processed node)."""
+        shown = range(min(len(self.task_names), self.max_hover_tasks))
+        more = len(self.task_names) - len(shown)
+        tail = f"; ... {more} more tasks" if more > 0 else ""
+        counts = "; ".join(
+            f"{self.task_names[j]}: " + ", ".join(
+                f"{self.classes[j][k]}={c:.3g}" for k, c in enumerate(node["class_counts"][j])
+                if c > 0)
+            for j in shown if np.sum(node["class_counts"][j]) > 0) + tail
+        gains = "" if node["gains"] is None else ", ".join(
+            f"{self.task_names[j]}={g:.3f}" for j in shown
+            for g in [node["gains"]["task"][j]] if np.isfinite(g)) + tail
+        text = ("leaf" if node["feature"] is None else
+                f"{self.feature_names[node['feature']]} <= {node['threshold']:.3g}")
+        line = (self.colors[node["deciding_task"]] if node["deciding_task"] is not None
+                else "#555555")
+        return {"text": text, "fill": "white", "line": line, "counts": counts, "gains": gains}
 
     def update(self, nodes: Sequence[dict], highlight: int | None = None,
                title: str | None = None) -> None:
-        """Redraw from the node records of ``Snapshot.info["tree"]``."""
+        """Show the node records of ``Snapshot.info["tree"]`` (see the class docstring)."""
+        if not self._extends_drawn(nodes):
+            self._forget()
         position = tree_layout(nodes)
-        by_id = {n["node"]: n for n in nodes}
-        edges = dict(x0=[], y0=[], x1=[], y1=[])
-        node_data = dict(x=[], y=[], text=[], fill=[], line=[], node=[], counts=[], gains=[])
-        bars = dict(left=[], right=[], top=[], bottom=[], color=[])
-        leaves = dict(x=[], y=[], color=[], text=[], task=[])
-        m = len(self.task_names)
-        for node_id, (x, y) in position.items():
-            node = by_id.get(node_id)
-            if node is not None and node["parent"] >= 0:
-                px, py = position[node["parent"]]
-                edges["x0"].append(px)
-                edges["y0"].append(py - 0.16)
-                edges["x1"].append(x)
-                edges["y1"].append(y + 0.16)
-            elif node is None:  # pending child: its parent is processed
-                parent = next(n for n in nodes if n.get("left") == node_id
-                              or n.get("right") == node_id)
-                px, py = position[parent["node"]]
-                edges["x0"].append(px)
-                edges["y0"].append(py - 0.16)
-                edges["x1"].append(x)
-                edges["y1"].append(y + 0.16)
-            if node is None:
-                text, fill, line = "pending", "#eeeeee", "#bbbbbb"
-                counts = gains = ""
+        y_of = {node_id: xy[1] for node_id, xy in position.items()}
+        new_rows = {c: [] for c in self._NODE_COLUMNS}
+        new_edges = dict(x0=[], y0=[], x1=[], y1=[])
+        new_bars = dict(left=[], right=[], top=[], bottom=[], color=[])
+        new_leaves = dict(x=[], y=[], color=[], text=[], task=[])
+        patches: dict[str, list] = {c: [] for c in ("text", "fill", "line", "counts", "gains")}
+
+        def add_row(node_id: int, columns: dict) -> None:
+            self._row[node_id] = len(self._row)
+            new_rows["node"].append(node_id)
+            new_rows["x"].append(0.0)
+            new_rows["y"].append(y_of[node_id])
+            for c in ("text", "fill", "line", "counts", "gains"):
+                new_rows[c].append(columns[c])
+
+        pending = {"text": "pending", "fill": "#eeeeee", "line": "#bbbbbb", "counts": "",
+                   "gains": ""}
+        for node in nodes[len(self._drawn):]:
+            node_id, y = node["node"], y_of[node["node"]]
+            columns = self._describe(node)
+            if node_id in self._row:          # a pending node got processed
+                row = self._row[node_id]
+                for c, value in columns.items():
+                    patches[c].append((row, value))
             else:
-                if node["feature"] is not None:
-                    text = (f"{self.feature_names[node['feature']]} <= "
-                            f"{node['threshold']:.3g}")
-                else:
-                    text = "leaf"
-                fill = "#fff3c4" if node_id == highlight else "white"
-                line = (self.colors[node["deciding_task"]]
-                        if node["deciding_task"] is not None else "#555555")
-                counts = "; ".join(
-                    f"{self.task_names[j]}: " + ", ".join(
-                        f"{self.classes[j][k]}={c:.3g}" for k, c in enumerate(cc) if c > 0)
-                    for j, cc in enumerate(node["class_counts"]) if np.sum(cc) > 0)
-                gains = ("" if node["gains"] is None else ", ".join(
-                    f"{self.task_names[j]}={g:.3f}" for j, g in
-                    enumerate(node["gains"]["task"]) if np.isfinite(g)))
-                # Per-task class distribution: one thin stacked bar per task under the box.
-                for j, cc in enumerate(node["class_counts"]):
-                    total = float(np.sum(cc))
-                    if total <= 0:
+                add_row(node_id, columns)
+            self._drawn.append(node_id)
+            self._processed.add(node_id)
+            if node["feature"] is not None:   # its children appear, pending
+                for child in (node["left"], node["right"]):
+                    if child not in self._row:
+                        add_row(child, pending)
+                    self._edge_child.append(child)
+                    for key in new_edges:
+                        new_edges[key].append(0.0)
+            # per-task class distribution: one thin stacked bar per task under the box
+            for j, cc in enumerate(node["class_counts"][:self.max_bar_tasks]):
+                total = float(np.sum(cc))
+                if total <= 0:
+                    continue
+                left, top = -0.4, y - 0.17 - 0.07 * j
+                palette = _label_palette(len(cc))
+                for k, c in enumerate(cc):
+                    if c <= 0:
                         continue
-                    left = x - 0.4
-                    top = y - 0.17 - 0.07 * j
-                    palette = _label_palette(len(cc))
-                    for k, c in enumerate(cc):
-                        if c <= 0:
-                            continue
-                        right = left + 0.8 * c / total
-                        bars["left"].append(left)
-                        bars["right"].append(right)
-                        bars["top"].append(top)
-                        bars["bottom"].append(top - 0.055)
-                        bars["color"].append(palette[k])
-                        left = right
-                for k, leaf in enumerate(node["early_leaves"]):
-                    j = leaf["task"]
-                    leaves["x"].append(x - 0.42 + 0.3 * (k % 3))
-                    leaves["y"].append(y + 0.27 + 0.12 * (k // 3))
-                    leaves["color"].append(self.colors[j])
-                    leaves["text"].append(str(leaf["label"]))
-                    leaves["task"].append(self.task_names[j])
-            node_data["x"].append(x)
-            node_data["y"].append(y)
-            node_data["text"].append(text)
-            node_data["fill"].append(fill)
-            node_data["line"].append(line)
-            node_data["node"].append(node_id)
-            node_data["counts"].append(counts)
-            node_data["gains"].append(gains)
-        self.edges.data = edges
-        self.nodes.data = node_data
-        self.bars.data = bars
-        self.leaves.data = leaves
-        xs = [p[0] for p in position.values()] or [0.0]
-        ys = [p[1] for p in position.values()] or [0.0]
+                    right = left + 0.8 * c / total
+                    self._bar_node.append(node_id)
+                    self._bar_dx.append((left, right))
+                    new_bars["left"].append(0.0)
+                    new_bars["right"].append(0.0)
+                    new_bars["top"].append(top)
+                    new_bars["bottom"].append(top - 0.055)
+                    new_bars["color"].append(palette[k])
+                    left = right
+            for k, leaf in enumerate(node["early_leaves"]):
+                j = leaf["task"]
+                self._leaf_node.append(node_id)
+                self._leaf_dx.append(-0.42 + 0.3 * (k % 3))
+                new_leaves["x"].append(0.0)
+                new_leaves["y"].append(y + 0.27 + 0.12 * (k // 3))
+                new_leaves["color"].append(self.colors[j])
+                new_leaves["text"].append(str(leaf["label"]))
+                new_leaves["task"].append(self.task_names[j])
+        if highlight != self._highlight:
+            for node_id, fill in ((self._highlight, "white"), (highlight, "#fff3c4")):
+                if node_id in self._processed:
+                    patches["fill"].append((self._row[node_id], fill))
+            self._highlight = highlight
+        for source, rows in ((self.nodes, new_rows), (self.edges, new_edges),
+                             (self.bars, new_bars), (self.leaves, new_leaves)):
+            if next(iter(rows.values())):
+                source.stream(rows)
+        patches = {c: p for c, p in patches.items() if p}
+        if patches:
+            self.nodes.patch(patches)
+        self._place(position, nodes)
+        if title is not None:
+            self.figure.title.text = title
+
+    def _place(self, position: dict[int, tuple[float, float]], nodes: Sequence[dict]) -> None:
+        """Replace the position columns (numbers only) after the layout moved."""
+        ids = self.nodes.data["node"]
+        if not len(ids):
+            return
+        x = np.array([position[i][0] for i in ids], dtype=float)
+        x_of = dict(zip(ids, x.tolist(), strict=True))
+        y_of = {i: position[i][1] for i in ids}
+        parent_of = {}
+        for node in nodes:
+            if node["feature"] is not None:
+                parent_of[node["left"]] = parent_of[node["right"]] = node["node"]
+        self.nodes.data.update(x=x, y=np.array([y_of[i] for i in ids], dtype=float))
+        if self._edge_child:
+            parents = [parent_of[c] for c in self._edge_child]
+            self.edges.data.update(
+                x0=np.array([x_of[p] for p in parents]),
+                y0=np.array([y_of[p] - 0.16 for p in parents]),
+                x1=np.array([x_of[c] for c in self._edge_child]),
+                y1=np.array([y_of[c] + 0.16 for c in self._edge_child]))
+        if self._bar_node:
+            centre = np.array([x_of[n] for n in self._bar_node])
+            dx = np.asarray(self._bar_dx)
+            self.bars.data.update(left=centre + dx[:, 0], right=centre + dx[:, 1])
+        if self._leaf_node:
+            self.leaves.data.update(x=np.array([x_of[n] for n in self._leaf_node])
+                                    + np.asarray(self._leaf_dx))
+        m = min(len(self.task_names), self.max_bar_tasks)
+        xs = x.tolist() or [0.0]
+        ys = list(y_of.values()) or [0.0]
         self.figure.x_range.start, self.figure.x_range.end = min(xs) - 0.8, max(xs) + 0.8
         self.figure.y_range.start = min(ys) - 0.2 - 0.07 * m
         self.figure.y_range.end = 0.7
-        if title is not None:
-            self.figure.title.text = title
 
 
 def _node_regions(nodes: Sequence[dict], bounds: tuple[float, float, float, float]
@@ -223,29 +306,34 @@ class PartitionView:
 
     def __init__(self, X=None, y=None, task=None, classes=None, task_names=None, *,
                  width=300, height=280, max_panels: int = 4):
+        self.width, self.height, self.max_panels = width, height, max_panels
+        # panels are made the first time a 2-D data set needs them (the fewest models)
         self.sources, self.points, self.figures = [], [], []
-        for _ in range(max_panels):
-            source = ColumnDataSource(dict(left=[], right=[], bottom=[], top=[], color=[],
-                                           alpha=[]))
-            points = ColumnDataSource(dict(x=[], y=[], color=[]))
-            fig = figure(width=width, height=height, title="", x_range=Range1d(0, 1),
-                         y_range=Range1d(0, 1), tools="pan,wheel_zoom,reset,save")
-            fig.quad("left", "right", "top", "bottom", source=source, fill_color="color",
-                     fill_alpha="alpha", line_color="white", line_width=1)
-            fig.scatter("x", "y", color="color", size=4, line_color="black", line_width=0.3,
-                        source=points)
-            _style(fig)
-            self.sources.append(source)
-            self.points.append(points)
-            self.figures.append(fig)
         self.classes, self.task_names = [], []
         if X is not None:
             self.set_data(X, y, task, classes, task_names)
+
+    def _add_panel(self) -> None:
+        source = ColumnDataSource(dict(left=[], right=[], bottom=[], top=[], color=[],
+                                       alpha=[]))
+        points = ColumnDataSource(dict(x=[], y=[], color=[]))
+        fig = figure(width=self.width, height=self.height, title="", x_range=Range1d(0, 1),
+                     y_range=Range1d(0, 1), tools="pan,wheel_zoom,reset,save")
+        fig.quad("left", "right", "top", "bottom", source=source, fill_color="color",
+                 fill_alpha="alpha", line_color="white", line_width=1)
+        fig.scatter("x", "y", color="color", size=4, line_color="black", line_width=0.3,
+                    source=points)
+        _style(fig)
+        self.sources.append(source)
+        self.points.append(points)
+        self.figures.append(fig)
 
     def set_data(self, X, y, task, classes, task_names) -> None:
         """Re-target the panels to a 2-D data set (in place: ranges, points, titles)."""
         self.classes = [list(c) for c in classes]
         self.task_names = list(task_names)
+        while len(self.figures) < min(len(self.task_names), self.max_panels):
+            self._add_panel()
         pad = 0.05 * (X.max(axis=0) - X.min(axis=0) + 1e-9)
         self.bounds = (float(X[:, 0].min() - pad[0]), float(X[:, 0].max() + pad[0]),
                        float(X[:, 1].min() - pad[1]), float(X[:, 1].max() + pad[1]))
@@ -487,6 +575,14 @@ class BoostingView(LiveView):
     max_tasks = 10
 
     def __init__(self, *, width=560, height=280):
+        self.width, self.height = width, height
+        # made at the first boosting round (a single tree has none: the fewest models)
+        self.figures: list = []
+        self.task_names: list[str] = []
+        self.n_tasks = 0
+
+    def _build(self) -> None:
+        width, height = self.width, self.height
         self.error_source = ColumnDataSource(self._empty())
         self.beta_source = ColumnDataSource(dict(round=[], beta=[], weak_error=[]))
         err = figure(width=width, height=height, title="MT-Adaboost: training error per task",
@@ -511,18 +607,23 @@ class BoostingView(LiveView):
         for fig in (err, beta):
             _style(fig)
         self.figures = [err, beta]
-        self.n_tasks = 0
+        self._label_lines()
 
     def _empty(self):
         return {"round": [], **{f"train_{j}": [] for j in range(self.max_tasks)}}
 
-    def set_data(self, dataset) -> None:
-        self.n_tasks = min(dataset.n_tasks, self.max_tasks)
+    def _label_lines(self) -> None:
         legend = self.figures[0].legend[0]
         for j, (line, item) in enumerate(zip(self._lines, legend.items, strict=True)):
             line.visible = item.visible = j < self.n_tasks
-            if j < dataset.n_tasks:
-                item.label = {"value": str(dataset.task_names[j])}
+            if j < len(self.task_names):
+                item.label = {"value": self.task_names[j]}
+
+    def set_data(self, dataset) -> None:
+        self.n_tasks = min(dataset.n_tasks, self.max_tasks)
+        self.task_names = [str(n) for n in dataset.task_names]
+        if self.figures:
+            self._label_lines()
         self.clear()
 
     def update(self, snapshot) -> None:
@@ -537,6 +638,8 @@ class BoostingView(LiveView):
             train = np.asarray(info["train_error"], dtype=float)[:self.max_tasks]
             errors[k, :len(train)] = train
         steps = [info["round"] for info in rounds]
+        if not self.figures:
+            self._build()
         for fig in self.figures:   # shown once there is boosting to show
             fig.visible = True
         self.error_source.stream({"round": steps, **{f"train_{j}": errors[:, j].tolist()
@@ -546,6 +649,8 @@ class BoostingView(LiveView):
                                  "weak_error": [float(info["weak_error"]) for info in rounds]})
 
     def clear(self) -> None:
+        if not self.figures:
+            return
         self.error_source.data = self._empty()
         self.beta_source.data = dict(round=[], beta=[], weak_error=[])
         for fig in self.figures:   # a single tree has no rounds: no empty frames on screen

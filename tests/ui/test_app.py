@@ -310,3 +310,29 @@ def test_a_closed_tab_stops_its_paused_fit(app_server, browser):
     while _threads(process.pid) > before and time.monotonic() < deadline:
         time.sleep(0.2)                                 # bounded polling of the server
     assert _threads(process.pid) <= before
+
+
+RATIO = r"2nd/1st: (\d+(?:\.\d+)?(?:e[+-]?\d+)?)"
+
+
+def test_mtboost_page_switches_between_the_paper_and_the_corrected_variant(app_url, page):
+    # a link sets the printed updates at a small lambda: Omega collapses to rank 1
+    open_app(page, app_url + "?page=mtboost&mtboost.variant=paper&mtboost.lam=0.003")
+    page.get_by_text("All tasks share each round").first.wait_for()
+    page.get_by_text("Ready.").first.wait_for()
+    before = fingerprint(page, "image")
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    note = page.get_by_text("eigenvalue ratio").first
+    note.wait_for(timeout=60_000)
+    ratio = float(re.search(RATIO, note.inner_text()).group(1))
+    assert ratio < 1e-3
+    assert changed_fingerprint(page, before, "image") != before   # the heatmaps were drawn
+    # the switch: same data, same seed, the corrected updates
+    page.get_by_role("combobox", name="Variant", exact=True).select_option("corrected")
+    page.get_by_text("Ready.").first.wait_for()
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text("step: armijo").first.wait_for(timeout=60_000)
+    note = page.get_by_text("eigenvalue ratio").first
+    assert float(re.search(RATIO, note.inner_text()).group(1)) > 1e-2
+    assert "The loss rose in 0 of" in note.inner_text()

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .mtboost import MTBOOST
+from .mtknn import MTKNN_PAGE
 from .outliers import OUTLIERS
 from .shared_vs_separate import SHARED_VS_SEPARATE
 from .tltf import TRANSFER
@@ -57,5 +59,7 @@ PAGES: list = [
     SHARED_VS_SEPARATE,
     TREES,
     OUTLIERS,
+    MTBOOST,
+    MTKNN_PAGE,
     TRANSFER,
 ]

@@ -12,8 +12,14 @@ import re
 
 import panel as pn
 
+from explorer.app.offload import Offloader
 from explorer.viz.live import MatrixHeatmap
-from explorer.viz.tasks import task_scatter_grid, truth_matrices
+from explorer.viz.tasks import (
+    MAX_POINTS_PER_PANEL,
+    TaskScatterPanels,
+    scatter_frame,
+    truth_matrices,
+)
 
 __all__ = ["TasksPage"]
 
@@ -49,20 +55,30 @@ MAX_TASKS = 8
 
 
 class TasksPage(pn.viewable.Viewer):
-    """Scatter per task + truth heatmaps of ``state.dataset``, redrawn when the data changes."""
+    """Scatter per task + truth heatmaps of ``state.dataset``, patched when the data change.
+
+    The figures are made once (a scatter per task, a heatmap per kind of truth, each the
+    first time a data set needs it) and patched in place afterwards; the projection and the
+    colours are computed off the event loop (``state.offloader``), so a data change costs
+    the event loop only the patches.
+    """
 
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        # no fixed sizing mode: a GridPlot has no width/height of its own (Bokeh W-1005)
-        self._scatter = pn.pane.Bokeh()
+        self._offloader = getattr(state, "offloader", None) or Offloader()
+        self._scatter = TaskScatterPanels(width=300, height=280)
+        self._scatter_box = pn.FlexBox(sizing_mode="stretch_width")
         self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
-        self._truth = pn.FlexBox(sizing_mode="stretch_width")
+        self._truth: dict[str, tuple[MatrixHeatmap, pn.Column]] = {}
+        self._truth_box = pn.FlexBox(sizing_mode="stretch_width")
+        self._no_truth = pn.pane.Markdown(
+            "This dataset has no ground truth (real or uploaded data).", visible=False)
         self._layout = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", styles={"font-size": "1.1em"}),
-            self._scatter_note, self._scatter,
-            pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._truth,
-            sizing_mode="stretch_width",
+            self._scatter_note, self._scatter_box,
+            pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._no_truth,
+            self._truth_box, sizing_mode="stretch_width",
         )
         self._shown, self._stale = True, False
         state.param.watch(self._render, "dataset")
@@ -83,37 +99,57 @@ class TasksPage(pn.viewable.Viewer):
             return
         dataset = self._state.dataset
         if dataset is None:
-            self._scatter.object = None
             self._scatter_note.object = "No data yet."
-            self._truth[:] = []
             return
-        ncols = min(dataset.n_tasks, 3)
-        self._scatter.object = task_scatter_grid(dataset, ncols=ncols, width=300, height=280,
-                                                 max_tasks=MAX_TASKS)
+
+        def compute():   # off the event loop when served: projection, colours, truth
+            return dataset, scatter_frame(dataset, max_tasks=MAX_TASKS), truth_matrices(dataset)
+
+        self._offloader.submit("tasks-page", compute, self._show)
+
+    def _show(self, frame) -> None:
+        """Patch the figures with a computed frame (on the event loop; no numerics)."""
+        dataset, scatter, truth = frame
+        self._scatter.apply(scatter)
+        while len(self._scatter_box) < len(self._scatter.figures):
+            self._scatter_box.append(pn.pane.Bokeh(self._scatter.figures[len(self._scatter_box)]))
+        for pane, fig in zip(self._scatter_box, self._scatter.figures, strict=True):
+            pane.visible = fig.visible
         shown = min(dataset.n_tasks, MAX_TASKS)
         note = f"**{dataset.n_tasks} tasks**"
         if shown < dataset.n_tasks:
             note += f" (the first {shown} are drawn)"
         if dataset.n_features > 2:
             note += f"; {dataset.n_features} features, drawn in a PCA projection of all tasks"
+        if scatter["subsampled"]:
+            note += f"; at most {MAX_POINTS_PER_PANEL:,} points of a task are drawn"
         self._scatter_note.object = note + "."
-        items = truth_matrices(dataset)
-        if not items:
-            self._truth[:] = [pn.pane.Markdown(
-                "This dataset has no ground truth (real or uploaded data).")]
-            return
-        self._truth[:] = [self._heatmap(item) for item in items]
+        self._no_truth.visible = not truth
+        present = {item["key"] for item in truth}
+        for key, (_, column) in self._truth.items():
+            column.visible = key in present
+        for item in truth:
+            self._show_truth(item)
 
-    @staticmethod
-    def _heatmap(item: dict) -> pn.viewable.Viewable:
+    def _show_truth(self, item: dict) -> None:
         matrix = item["matrix"]
         n_rows = matrix.shape[0]
         height = 170 if n_rows == 1 else min(120 + 28 * n_rows, 520)
-        view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
-                             title=item["title"], width=420, height=height)
+        if item["key"] not in self._truth:
+            view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
+                                 title=item["title"], width=420, height=height)
+            # notes may quote task names (an upload's): escaped before they become Markdown
+            column = pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
+                               pn.pane.Markdown("", styles={"font-size": "1.0em"}),
+                               width=440, margin=(5, 10))
+            self._truth[item["key"]] = (view, column)
+            self._truth_box.append(column)
+        view, column = self._truth[item["key"]]
+        if view.shape != matrix.shape or view.row_names != list(map(str, item["row_names"])) \
+                or view.col_names != list(map(str, item["col_names"])):
+            view.set_names(item["row_names"], item["col_names"])
+        view.set_limit(item["limit"])
+        view.figure.height = height
+        view.figure.title.text = item["title"]
         view.update(matrix)
-        # notes may quote task names (an upload's): escaped before they become Markdown
-        return pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
-                         pn.pane.Markdown(escape_markdown(item["note"]),
-                                          styles={"font-size": "1.0em"}),
-                         width=440, margin=(5, 10))
+        column[1].object = escape_markdown(item["note"])

@@ -1,0 +1,144 @@
+"""Work that must not run on the event loop: data generation, splits, projections.
+
+DESIGN.md: the event loop only dispatches. A :class:`Offloader` runs ``compute()`` on a
+process-wide pool of build threads and hands its result to ``apply(result)`` *on the event
+loop* (Bokeh's ``add_next_tick_callback``, the one thread-safe way into a document), where
+Bokeh and Panel objects may be touched. Requests under one key are "newest wins": a result
+whose request was superseded before it finished is dropped, so a student who types three
+seeds in a row sees the third data set, built once it is asked for, never the first two
+arriving late.
+
+Without a server (notebooks, tests, the library) there is no loop to keep free: the work
+runs at once on the caller's thread, so the same code path is synchronous there.
+
+>>> seen = []
+>>> Offloader().submit("data", lambda: 6 * 7, seen.append)
+>>> seen
+[42]
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+__all__ = ["Offloader", "build_pool"]
+
+log = logging.getLogger(__name__)
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def build_pool() -> ThreadPoolExecutor:
+    """The process-wide pool of build threads (two: one per core of the target machine;
+    more would only make every session's build slower)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="explorer-build")
+        return _pool
+
+
+class Offloader:
+    """Runs ``compute`` off the event loop and ``apply`` on it; the newest request per key wins.
+
+    Parameters
+    ----------
+    schedule : callable (callback) -> None, optional
+        Puts a callback on the event loop (the session document's ``add_next_tick_callback``,
+        wrapped so Panel sees that document as current). None: no loop, run synchronously.
+    executor : concurrent.futures.Executor, optional
+        Where ``compute`` runs (default: :func:`build_pool`).
+    """
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None,
+                 executor=None):
+        self.schedule = schedule
+        self.executor = executor
+        self._latest: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @classmethod
+    def for_document(cls, doc) -> Offloader:
+        """An offloader that applies results on ``doc``'s event loop (None: synchronous)."""
+        if doc is None or getattr(doc, "session_context", None) is None:
+            return cls()
+        from panel.io.state import set_curdoc
+
+        def schedule(callback: Callable[[], None]) -> None:
+            def on_loop() -> None:
+                with set_curdoc(doc):
+                    callback()
+
+            doc.add_next_tick_callback(on_loop)
+
+        return cls(schedule)
+
+    @property
+    def asynchronous(self) -> bool:
+        """True when work runs off the caller's thread (there is an event loop to keep free)."""
+        return self.schedule is not None
+
+    def pending(self, key: str) -> bool:
+        """True while a request under ``key`` has not been applied (or dropped) yet."""
+        with self._lock:
+            return key in self._latest
+
+    def close(self) -> None:
+        """The session ended: results still in flight are dropped."""
+        with self._lock:
+            self.closed = True
+            self._latest.clear()
+
+    def submit(self, key: str, compute: Callable[[], Any], apply: Callable[[Any], None],
+               on_error: Callable[[Exception], None] | None = None) -> None:
+        """Run ``compute()`` off the loop, then ``apply(result)`` (or ``on_error(exc)``) on it.
+
+        A later ``submit`` under the same ``key`` supersedes this one: if it comes before
+        this one's result is applied, that result is dropped.
+        """
+        if not self.asynchronous:
+            try:
+                result = compute()
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                return
+            apply(result)
+            return
+        with self._lock:
+            if self.closed:
+                return
+            ticket = self._latest.get(key, 0) + 1
+            self._latest[key] = ticket
+
+        def finish(outcome: Any, failed: bool) -> None:   # on the event loop
+            with self._lock:
+                if self.closed or self._latest.get(key) != ticket:
+                    return   # superseded, or the session ended
+                del self._latest[key]
+            if failed:
+                if on_error is not None:
+                    on_error(outcome)
+                else:
+                    log.error("offloaded %r failed", key, exc_info=outcome)
+                return
+            apply(outcome)
+
+        def work() -> None:   # on a build thread
+            with self._lock:
+                if self.closed or self._latest.get(key) != ticket:
+                    return   # superseded before it started: do not even compute
+            try:
+                outcome, failed = compute(), False
+            except Exception as exc:  # noqa: BLE001 -- handed to on_error on the loop
+                outcome, failed = exc, True
+            self.schedule(lambda: finish(outcome, failed))
+
+        (self.executor or build_pool()).submit(work)

@@ -1,0 +1,368 @@
+"""MT-KNN and MT-KR: local learning over heterogeneous neighbourhoods (Zhang, NIPS 2013).
+
+A query's k nearest neighbours come from *all* tasks; each neighbour votes with its
+heat-kernel similarity ``s(i, l)``, scaled by a learned task-pair weight ``w_{t_i, t_l}``:
+``w_qr`` is how much task r's points are trusted as neighbours of task q's (near ``w_qq``:
+related; near ``-w_qq``: related with flipped labels; near 0: unrelated). The numerics
+(neighbour features, heat kernel, the W solvers) live in
+:mod:`explorer.solvers.heterogeneous_neighbors` and :mod:`explorer.solvers.task_weights`.
+
+Penalty names follow :mod:`explorer.models`: the paper's lambda1 (weight of
+``1/4 ||W - W^T||_F^2``) is ``lambda_asymmetry``, its lambda2 (weight of ``1/2 ||W||_F^2``)
+``lambda_ridge``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from numbers import Real
+
+import numpy as np
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
+from sklearn.utils.validation import check_is_fitted
+
+from ..data.validation import check_scalar
+from ..solvers.heterogeneous_neighbors import (
+    Neighbourhoods,
+    heterogeneous_neighbours,
+    kernel_regression_features,
+    mean_pairwise_distance,
+    vote_features,
+)
+from ..solvers.task_weights import hinge_interior_point_steps, square_qp_sweeps
+from ..solvers.task_weights_paper import paper_cd_sweeps, paper_smo_sweeps
+from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
+
+__all__ = ["MTKNN", "MTKR", "KNNPerTask", "KernelRegressionPerTask", "heat_weights"]
+
+
+def heat_weights(distances: np.ndarray, sigma: float) -> np.ndarray:
+    """Heat kernel ``exp(-d^2 / (2 sigma^2))`` of neighbour distances (Section 4.2)."""
+    return np.exp(-(np.asarray(distances) ** 2) / (2.0 * sigma ** 2))
+
+
+def _normalised(W: np.ndarray) -> np.ndarray:
+    """``w_qr / w_qq`` (how the paper reads W); rows with ``w_qq = 0`` are 0."""
+    diag = np.diag(W)
+    safe = np.where(diag > 0, diag, 1.0)
+    return np.where(diag[:, None] > 0, W / safe[:, None], 0.0)
+
+
+def _relationships(W: np.ndarray) -> dict[str, np.ndarray]:
+    return {"W": W, "W_normalised": _normalised(W)}
+
+
+class _NeighbourhoodModel(MultiTaskEstimator):
+    """Shared parts of MT-KNN and MT-KR: parameters, sigma, the neighbour index, the loop."""
+
+    def _check_common(self, n_samples: int) -> None:
+        who = type(self).__name__
+        check_scalar(self.n_neighbors, "n_neighbors", kind=int, low=1)
+        if self.n_neighbors > n_samples - 1:
+            raise ValueError(f"{who}: n_neighbors must be at most n_samples - 1 = "
+                             f"{n_samples - 1} (a point is not its own neighbour); got "
+                             f"{self.n_neighbors}.")
+        check_scalar(self.lambda_asymmetry, "lambda_asymmetry", low=0)
+        check_scalar(self.lambda_ridge, "lambda_ridge", low=0, low_inclusive=False)
+        check_scalar(self.max_iter, "max_iter", kind=int, low=1)
+        check_scalar(self.tol, "tol", low=0)
+        if not (self.sigma == "mean_distance" or (
+                isinstance(self.sigma, Real) and not isinstance(self.sigma, bool)
+                and np.isfinite(self.sigma) and self.sigma > 0)):
+            raise ValueError(f"sigma must be 'mean_distance' or a positive number; got "
+                             f"{self.sigma!r}.")
+
+    def _index(self, X: np.ndarray, task: np.ndarray, rng) -> tuple[NearestNeighbors, float]:
+        sigma = mean_pairwise_distance(X, rng) if self.sigma == "mean_distance" else \
+            float(self.sigma)
+        if not sigma > 0:
+            raise ValueError(f"{type(self).__name__}: all training points coincide (mean "
+                             "pairwise distance 0); give sigma explicitly.")
+        return NearestNeighbors(n_neighbors=self.n_neighbors + 1).fit(X), sigma
+
+    def neighbourhoods(self, X, task=None) -> Neighbourhoods:
+        """The k heterogeneous neighbours of ``X`` among the training points (from all tasks).
+
+        ``index`` refers to rows of the training data (``train_task_`` / ``train_y_``).
+        """
+        check_is_fitted(self, "W_")
+        X = np.asarray(X, dtype=np.float64)
+        return heterogeneous_neighbours(self.neighbors_, self.train_task_, X,
+                                        self.n_neighbors, self.sigma_, exclude_self=False)
+
+    def _solve(self, sweeps: Iterator, m: int, dual: bool) -> Iterator[Snapshot]:
+        monitor = ConvergenceMonitor(
+            type(self).__name__, tol=float(self.tol), max_iter=int(self.max_iter),
+            criterion="relative duality gap" if dual else "relative objective change")
+        last = None
+        for sweep in sweeps:
+            monitor.record(sweep.objective, change=sweep.gap if dual else None)
+            last = sweep
+            yield Snapshot(step=monitor.n_iter, objective=sweep.objective,
+                           matrices=LazyMapping(partial(_relationships, sweep.W)),
+                           info={"dual": sweep.dual, "gap": sweep.gap})
+            if monitor.done:
+                break
+        self.W_ = last.W
+        monitor.finish(self)
+
+    def task_relationships(self) -> dict[str, np.ndarray]:
+        """``{"W": (m, m), "W_normalised": (m, m)}``: W and ``w_qr / w_qq``."""
+        check_is_fitted(self, "W_")
+        return _relationships(self.W_)
+
+
+class MTKNN(_NeighbourhoodModel):
+    """Multi-task kNN over heterogeneous neighbourhoods (Zhang 2013, Section 2).
+
+    Every task is binary (its two labels are mapped to -1 / +1: ``classes_[t][1]`` is +1).
+    The decision for ``x_i`` of task q is ``sgn(w_q . x_hat_i)`` with
+    ``x_hat_ir = sum_{l in N_k(i), t_l = r} s(i, l) y_l`` over its k nearest training points
+    from all tasks (a training point is not its own neighbour), and W solves (Eq. 2)
+
+        min_W  sum_i loss(y_i, w_{t_i} . x_hat_i) + lambda_asymmetry/4 ||W - W^T||_F^2
+               + lambda_ridge/2 ||W||_F^2     s.t.  w_qq >= 0,  -w_qq <= w_qr <= w_qq.
+
+    Parameters
+    ----------
+    n_neighbors : int >= 1
+    lambda_asymmetry : float >= 0
+        The paper's lambda1: pulls W towards a symmetric matrix.
+    lambda_ridge : float > 0
+        The paper's lambda2.
+    loss : {"hinge", "square"}
+    sigma : "mean_distance" or float > 0
+        Heat-kernel width; "mean_distance" is the paper's choice, the mean pairwise
+        Euclidean distance of the training data.
+    solver : {"dual", "paper"}
+        "dual" (default): exact, stopping on the relative duality gap, so the result is the
+        optimum to ``tol``: a primal-dual interior-point method (hinge; one snapshot per
+        step) or coordinate ascent on the dual of the m^2-variable QP (square; one per
+        pass); see :mod:`explorer.solvers.task_weights`.
+        "paper": the paper's primal coordinate descent, each entry's one-dimensional
+        problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
+        for the square loss) plus coupled diagonal moves; it never increases the
+        objective but can stall short of the optimum (see
+        :mod:`explorer.solvers.task_weights_paper`).
+    max_iter : int
+        Sweeps (coordinate passes) or interior-point steps.
+    tol : float
+        Relative duality gap ("dual") or relative objective change ("paper").
+    random_state : None, int or Generator
+        Only used to sample points for sigma when there are more than 3000.
+
+    Attributes
+    ----------
+    W_ : ndarray (m, m)
+    sigma_ : float
+    classes_ : list of ndarray, task t's two labels
+    neighbors_ : fitted ``sklearn.neighbors.NearestNeighbors`` on the training points
+    train_task_, train_y_ : ndarray (n,), training tasks and +-1 labels
+    n_iter_, converged_, objective_history_
+
+    Snapshots (one per sweep) carry ``matrices`` ``{"W", "W_normalised"}`` and ``info``
+    ``{"dual", "gap"}``.
+    """
+
+    _estimator_type = "classifier"
+
+    def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
+                 lambda_ridge: float = 1.0, loss: str = "hinge", sigma="mean_distance",
+                 solver: str = "dual", max_iter: int = 3000, tol: float = 1e-6,
+                 random_state=None):
+        self.n_neighbors = n_neighbors
+        self.lambda_asymmetry = lambda_asymmetry
+        self.lambda_ridge = lambda_ridge
+        self.loss = loss
+        self.sigma = sigma
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
+        self._check_common(X.shape[0])
+        if self.loss not in ("hinge", "square"):
+            raise ValueError(f"loss must be 'hinge' or 'square'; got {self.loss!r}.")
+        if self.solver not in ("dual", "paper"):
+            raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
+        m = n_tasks_of(task)
+        signed = np.empty(y.shape[0])
+        classes = []
+        for t in range(m):
+            rows = task == t
+            labels = np.unique(y[rows])
+            if labels.size != 2:
+                raise ValueError(f"MTKNN needs 2 classes in every task; task {t} has "
+                                 f"{labels.size} ({labels.tolist()}).")
+            signed[rows] = np.where(y[rows] == labels[1], 1.0, -1.0)
+            classes.append(labels)
+        index, sigma = self._index(X, task, self._rng())
+        nb = heterogeneous_neighbours(index, task, X, self.n_neighbors, sigma,
+                                      exclude_self=True)
+        features = vote_features(nb, signed, m)
+        l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
+        if self.solver == "paper":
+            sweeps = paper_cd_sweeps(features, signed, task, m, l1, l2, self.loss,
+                                     np.zeros((m, m)))
+        elif self.loss == "hinge":
+            sweeps = hinge_interior_point_steps(features, signed, task, m, l1, l2)
+        else:
+            sweeps = square_qp_sweeps(features, signed, task, m, l1, l2)
+        yield from self._solve(sweeps, m, dual=self.solver == "dual")
+        self.sigma_ = sigma
+        self.neighbors_ = index
+        self.train_task_ = task.copy()
+        self.train_y_ = signed
+        self.train_features_ = features
+        self.classes_ = classes
+
+    def vote_features(self, X, task=None) -> np.ndarray:
+        """``x_hat`` (n, m) of new points: per task, the similarity-weighted neighbour votes."""
+        nb = self.neighbourhoods(X)
+        return vote_features(nb, self.train_y_, self.W_.shape[0])
+
+    def decision_function(self, X, task) -> np.ndarray:
+        """``f(x_i) = w_{t_i} . x_hat_i``, shape (n_samples,); > 0 means ``classes_[t][1]``."""
+        X, task = self._validate_predict_data(X, task)
+        features = self.vote_features(X)
+        return np.einsum("ij,ij->i", features, self.W_[task])
+
+    def predict(self, X, task) -> np.ndarray:
+        f = self.decision_function(X, task)
+        task = np.asarray(task, dtype=np.intp)
+        negative = np.array([c[0] for c in self.classes_])
+        positive = np.array([c[1] for c in self.classes_])
+        return np.where(f > 0, positive[task], negative[task])
+
+
+class MTKR(_NeighbourhoodModel):
+    """Multi-task kernel regression over heterogeneous neighbourhoods (Section 3, Eq. 6-7).
+
+    ``y_hat_ir`` is the kernel-regression prediction for ``x_i`` from its neighbours that
+    belong to task r (task r's mean target when none does: the paper leaves it undefined);
+    the prediction is ``f(x_i) = w_{t_i} . y_hat_i`` (Eq. 6 with unit row sums), and W solves
+    (Eq. 7)
+
+        min_W  sum_i (w_{t_i} . y_hat_i - y_i)^2 + lambda_asymmetry/4 ||W - W^T||_F^2
+               + lambda_ridge/2 ||W||_F^2      s.t.  W 1 = 1,  -w_qq <= w_qr <= w_qq.
+
+    ``solver="dual"`` (default) solves it exactly: the loss enters through per-task Gram
+    matrices, leaving a QP in the m^2 entries of W whose dual is solved by coordinate ascent
+    to a relative duality gap ``tol``. ``solver="paper"`` runs the paper's SMO over the most
+    violating pair of each row (Section 3.1, analytic clipped step), stopping on the relative
+    objective change; it never increases the objective but can stop short of the optimum
+    when m >= 3 (see :func:`explorer.solvers.task_weights_paper.paper_smo_sweeps`).
+    Parameters and attributes as :class:`MTKNN` (no ``loss``, ``classes_``).
+    """
+
+    _estimator_type = "regressor"
+
+    def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
+                 lambda_ridge: float = 1.0, sigma="mean_distance", solver: str = "dual",
+                 max_iter: int = 3000, tol: float = 1e-6, random_state=None):
+        self.n_neighbors = n_neighbors
+        self.lambda_asymmetry = lambda_asymmetry
+        self.lambda_ridge = lambda_ridge
+        self.sigma = sigma
+        self.solver = solver
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+
+    def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
+        self._check_common(X.shape[0])
+        if self.solver not in ("dual", "paper"):
+            raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
+        m = n_tasks_of(task)
+        target = y.astype(np.float64)
+        means = np.bincount(task, weights=target, minlength=m) / np.bincount(task, minlength=m)
+        index, sigma = self._index(X, task, self._rng())
+        nb = heterogeneous_neighbours(index, task, X, self.n_neighbors, sigma,
+                                      exclude_self=True)
+        features = kernel_regression_features(nb, target, m, means)
+        l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
+        if self.solver == "paper":
+            sweeps = paper_smo_sweeps(features, target, task, m, l1, l2)
+        else:
+            sweeps = square_qp_sweeps(features, target, task, m, l1, l2, row_sum=True)
+        yield from self._solve(sweeps, m, dual=self.solver == "dual")
+        self.sigma_ = sigma
+        self.neighbors_ = index
+        self.train_task_ = task.copy()
+        self.train_y_ = target
+        self.task_means_ = means
+        self.train_features_ = features
+
+    def predictions_per_task(self, X) -> np.ndarray:
+        """``y_hat`` (n, m): each task's kernel-regression prediction from the neighbours."""
+        nb = self.neighbourhoods(X)
+        return kernel_regression_features(nb, self.train_y_, self.W_.shape[0],
+                                          self.task_means_)
+
+    def predict(self, X, task) -> np.ndarray:
+        X, task = self._validate_predict_data(X, task)
+        return np.einsum("ij,ij->i", self.predictions_per_task(X), self.W_[task])
+
+
+class _PerTaskNeighbours(MultiTaskEstimator):
+    """Homogeneous neighbourhoods: one scikit-learn neighbours model per task."""
+
+    def __init__(self, *, n_neighbors: int = 5, sigma="mean_distance", random_state=None):
+        self.n_neighbors = n_neighbors
+        self.sigma = sigma
+        self.random_state = random_state
+
+    def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
+        check_scalar(self.n_neighbors, "n_neighbors", kind=int, low=1)
+        if not (self.sigma == "mean_distance" or (
+                isinstance(self.sigma, Real) and not isinstance(self.sigma, bool)
+                and np.isfinite(self.sigma) and self.sigma > 0)):
+            raise ValueError(f"sigma must be 'mean_distance' or a positive number; got "
+                             f"{self.sigma!r}.")
+        sigma = mean_pairwise_distance(X, self._rng()) if self.sigma == "mean_distance" \
+            else float(self.sigma)
+        estimators = []
+        for t in range(n_tasks_of(task)):
+            rows = task == t
+            k = min(self.n_neighbors, int(rows.sum()))
+            model = self._base(n_neighbors=k, weights=partial(heat_weights, sigma=sigma))
+            model.fit(X[rows], y[rows])
+            estimators.append(model)
+            yield Snapshot(step=t + 1, info={"task": t})
+        self.sigma_ = sigma
+        self.estimators_ = estimators
+        if self._estimator_type == "classifier":
+            self.classes_ = [e.classes_ for e in estimators]
+
+    def predict(self, X, task) -> np.ndarray:
+        X, task = self._validate_predict_data(X, task)
+        check_is_fitted(self, "estimators_")
+        parts = {t: self.estimators_[t].predict(X[task == t]) for t in np.unique(task)}
+        out = np.empty(X.shape[0], dtype=np.result_type(*parts.values()) if parts else float)
+        for t, values in parts.items():
+            out[task == t] = values
+        return out
+
+
+class KNNPerTask(_PerTaskNeighbours):
+    """Per-task kNN (the paper's KNN baseline): homogeneous neighbourhoods, heat-kernel votes.
+
+    scikit-learn's ``KNeighborsClassifier`` per task with weights ``exp(-d^2 / (2 sigma^2))``,
+    sigma as in :class:`MTKNN` (over all training points, so both use one kernel).
+    """
+
+    _estimator_type = "classifier"
+
+    def _base(self, **kwargs):
+        return KNeighborsClassifier(**kwargs)
+
+
+class KernelRegressionPerTask(_PerTaskNeighbours):
+    """Per-task kernel regression over the k nearest neighbours (the paper's KR baseline)."""
+
+    _estimator_type = "regressor"
+
+    def _base(self, **kwargs):
+        return KNeighborsRegressor(**kwargs)

@@ -1,0 +1,67 @@
+"""The Neighbourhoods (MT-KNN) page in process: W beside the truth, the inspector, Figure 4."""
+
+import numpy as np
+from test_model_pages import build, run, view_of
+
+from explorer.viz.live import SnapshotMatrixView
+from explorer.viz.mtknn import neighbour_votes
+
+
+def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
+    page = build("mtknn")
+    model = run(page)
+    shown = view_of(page, SnapshotMatrixView, "W_normalised").heatmap.values
+    np.testing.assert_allclose(shown, model.task_relationships()["W_normalised"], rtol=1e-6)
+    # click a test point: its k neighbours from all tasks, votes w_{t_i,t_l} s(i,l) y_l
+    inspector = page.inspector
+    inspector.points.selected.indices = [3]
+    links = inspector.links.data
+    assert len(links["vote"]) == model.n_neighbors
+    test = page.state.test
+    info = neighbour_votes(model, test.X[3], int(test.task[3]))
+    np.testing.assert_allclose(links["vote"], info["vote"])
+    f = model.decision_function(test.X[3:4], test.task[3:4])[0]
+    assert np.isclose(np.sum(info["vote"]), f)
+    assert f"class {info['decision']}" in inspector.figure.title.text
+    # Figure 4: computed off the event loop, then shown
+    page.start_sensitivity(model, page.state.train, test).join(60)
+    assert page.show_sensitivity()
+    ks = page.sensitivity.source.data["x"]
+    assert ks[0] == 5 and len(ks) == len(page.sensitivity.source.data["y"]) >= 2
+    # a new k from the slider refits with that k
+    page.params.k = 7
+    assert run(page).n_neighbors == 7
+
+
+def test_the_papers_solver_from_the_page_never_raises_the_objective():
+    page = build("mtknn")
+    page.params.solver = "paper"
+    model = run(page)
+    assert model.solver == "paper"
+    history = model.objective_history_
+    assert np.all(np.diff(history) <= 1e-10 * np.abs(history[1:]))
+
+
+def test_inspector_votes_add_up_for_mt_kr():
+    from explorer.data.synthetic import make_task_family
+    from explorer.models import MTKR
+
+    data = make_task_family(kind="regression", n_features=2, random_state=0)
+    model = MTKR(n_neighbors=12).fit(data.X, data.y, data.task)
+    for i in range(0, 40, 7):
+        info = neighbour_votes(model, data.X[i], int(data.task[i]))
+        present = np.unique(info["task"])
+        missing = np.setdiff1d(np.arange(data.n_tasks), present)
+        t = int(data.task[i])
+        fallback = float(model.W_[t, missing] @ model.task_means_[missing])
+        assert np.isclose(info["vote"].sum() + fallback, info["decision"])
+
+
+def test_page_runs_mt_kr_on_regression_tasks():
+    page = build("mtknn", data_params={"kind": "regression"})
+    model = run(page)
+    assert type(model).__name__ == "MTKR"
+    np.testing.assert_allclose(model.W_.sum(1), 1.0, atol=1e-6)
+    page.inspector.points.selected.indices = [0]
+    assert "prediction" in page.inspector.figure.title.text
+    assert "per-task" in page.summary.object
