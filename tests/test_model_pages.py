@@ -17,7 +17,8 @@ from explorer.viz.live import ObjectiveView, SnapshotMatrixView, TruthMatrixView
 
 MODEL_PAGES = {p.slug: p for p in PAGES if isinstance(p, ModelPage)}
 DATA_FOR = {"shared_vs_separate": "task_family", "trees": "local_relatedness",
-            "outliers": "outlier_tasks", "mtboost": "task_family", "mtknn": "task_family"}
+            "outliers": "outlier_tasks", "mtboost": "task_family", "mtknn": "task_family",
+            "transfer": "clustered_tasks"}
 
 
 def build(slug: str, dataset: str | None = None, **state_params) -> ModelPageView:

@@ -79,6 +79,7 @@ FAST = {
     "MTKR": [(_ITER, R), (dict(solver="paper", **_ITER), R)],
     "KNNPerTask": [(dict(n_neighbors=5), C)],
     "KernelRegressionPerTask": [(dict(n_neighbors=5), R)],
+    "TLTF": [(dict(n_clusters=2, fit_intercept=False, random_state=0, **_ITER), C)],  # k-means init
 }
 #: class name -> documented task_relationships() keys and shapes ("d" features, "m" tasks).
 _PQW = {"P": ("d", "m"), "Q": ("d", "m"), "W": ("d", "m"), "outlier_scores": ("m",)}
@@ -98,6 +99,8 @@ RELATIONSHIPS = {
     "MTKNN": {"W": ("m", "m"), "W_normalised": ("m", "m")},
     "MTKR": {"W": ("m", "m"), "W_normalised": ("m", "m")},
     "KNNPerTask": {}, "KernelRegressionPerTask": {},
+    # fitted without task features the gate is its bias column: Gamma (1, H); H = 2 in FAST
+    "TLTF": {"phi": ("m", 2), "Lambda": ("d", 2), "Gamma": (1, 2), "similarity": ("m", "m")},
 }
 
 
@@ -246,7 +249,7 @@ def check_bad_input(make, X, y, task):
 def check_relationships(make, X, y, task, documented):
     est, snapshots = exhaust(make(), X, y, task)
     sizes = {"d": X.shape[1], "m": n_tasks_of(task)}
-    expected = {key: tuple(sizes[s] for s in shape) for key, shape in documented.items()}
+    expected = {key: tuple(sizes.get(s, s) for s in shape) for key, shape in documented.items()}
     relationships = est.task_relationships()
     assert {k: np.shape(v) for k, v in relationships.items()} == expected
     for snap in snapshots:
@@ -266,7 +269,7 @@ def check_kind_and_extras(make, X, y, task, kind):
         with pytest.raises(ValueError, match=f"{type(est).__name__} uses no task features"):
             est.fit(X, y, task, task_features=np.ones((m, 2)))
     else:
-        with pytest.raises(ValueError, match=rf"task_features must have shape \({m}, "):
+        with pytest.raises(ValueError, match=rf"task_features must have shape \((n_tasks=)?{m}, "):
             est.fit(X, y, task, task_features=np.ones((m + 1, 2)))
     fitted = make().fit(X, y, task)
     if not est.supports_new_tasks:
@@ -312,6 +315,31 @@ def test_contract(cls, kwargs, kind):
         check_relationships(make, X, y, task, RELATIONSHIPS[cls.__name__])
         check_kind_and_extras(make, X, y, task, kind)
     check_iterative(make, X, y, task)
+
+
+TASK_FEATURE_CASES = [case for case in CASES if case.values[0].uses_task_features]
+
+
+@pytest.mark.parametrize("cls, kwargs, kind", TASK_FEATURE_CASES)
+def test_contract_with_task_features(cls, kwargs, kind):
+    """Models that use task features: fit == fit_iter and reproducible *with* them, and the
+    new-task predictions of those that transfer."""
+    X, y, task = data_for(kind)
+    m = n_tasks_of(task)
+    features = np.random.default_rng(0).normal(size=(m, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = cls(**{**kwargs, "random_state": 0}).fit(X, y, task, task_features=features)
+        stepped = cls(**{**kwargs, "random_state": 0})
+        snapshots = list(stepped.fit_iter(X, y, task, task_features=features))
+    assert [s.step for s in snapshots] == list(range(1, len(snapshots) + 1))
+    assert_same(fitted_attributes(fitted), fitted_attributes(stepped), cls.__name__)
+    if cls.supports_new_tasks:
+        proba = fitted.predict_proba_new_task(X[:5], features[0])
+        assert proba.shape[0] == 5 and np.allclose(proba.sum(axis=1), 1.0)
+        assert fitted.predict_new_task(X[:5], features[0]).shape == (5,)
+        with pytest.raises(ValueError, match="task_features"):
+            fitted.predict_new_task(X[:5], np.ones(3))
 
 
 # ---------------------------------------------------------------- the checks bite

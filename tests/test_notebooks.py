@@ -105,6 +105,19 @@ def _check_05(text: str) -> None:
 CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03, "04": _check_04, "05": _check_05}
 
 
+def _check_06(text: str) -> None:
+    tf, mc, sc = _number(r"zero-shot mean AP: TL-TF ([\d.]+), TL-MC ([\d.]+), TL-SC ([\d.]+)",
+                         text)
+    assert tf > max(mc, sc) + 0.1, "task features should route new tasks to their clusters"
+    assert "bound never decreases: True" in text
+    printed, corrected = _number(r"printed Eq. 4 in (\d+) of \d+ tasks, corrected in (\d+)",
+                                 text)
+    assert printed > 0 and corrected == 0
+
+
+CHECKS["06"] = _check_06
+
+
 def test_notebooks_found():
     assert len(NOTEBOOKS) >= 3, NOTEBOOKS
     assert set(CHECKS) <= {p.name[:2] for p in NOTEBOOKS}
@@ -126,6 +139,7 @@ def test_notebook_runs(path, tmp_path):
     client = NotebookClient(nb, km=_kernel_manager(tmp_path), timeout=120,
                             allow_errors=False, resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     env = dict(os.environ, MPLBACKEND="Agg")
+    env.setdefault("EXPLORER_FAST", "1")   # notebooks that read it run their small versions
     # we own the kernel manager: make nbclient stop the channels and the kernel afterwards
     with client.setup_kernel(env=env, cleanup_kc=True):
         start = time.perf_counter()

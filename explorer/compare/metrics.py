@@ -74,3 +74,69 @@ def detection_scores(estimated, true) -> dict[str, float]:
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return {"precision": float(precision), "recall": float(recall), "f1": float(f1),
             "true_positives": hits, "detected": detected, "relevant": relevant}
+
+
+# ---------------------------------------------------------------- ranking (TL-TF, Sec. 5.1)
+__all__ += ["average_precision", "mean_average_precision", "precision_at_k"]
+
+
+def _ranking_inputs(y_true, scores, pos_label):
+    relevant = np.asarray(y_true) == pos_label
+    scores = np.asarray(scores, dtype=np.float64)
+    if relevant.ndim != 1 or scores.shape != relevant.shape:
+        raise ValueError(f"y_true and scores must be 1-D of the same shape; got "
+                         f"{relevant.shape} and {scores.shape}.")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite.")
+    return relevant, scores
+
+
+def average_precision(y_true, scores, *, pos_label=1) -> float:
+    """Average precision of a ranking by ``scores`` (Yan & Zhang 2009, Sec. 5.1):
+    ``AP = 1/R sum_j (R_j / j) I_j`` over the documents sorted by decreasing score, R the
+    number of relevant ones, R_j those in the top j, I_j = 1 if document j is relevant.
+
+    Tied scores form one block (the precision at the block's end counts for each relevant
+    document in it), so the value does not depend on the order of ties; without ties this
+    is the paper's formula, and it equals ``sklearn.metrics.average_precision_score``.
+    NaN when nothing is relevant.
+
+    >>> average_precision([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1])   # (1/1 + 2/3) / 2
+    0.8333333333333333
+    """
+    relevant, scores = _ranking_inputs(y_true, scores, pos_label)
+    R = int(relevant.sum())
+    if R == 0:
+        return float("nan")
+    order = np.argsort(-scores, kind="stable")
+    hits = np.cumsum(relevant[order])
+    ends = np.r_[np.flatnonzero(np.diff(scores[order]) != 0), scores.size - 1]  # tie blocks
+    new_hits = np.diff(np.r_[0, hits[ends]])
+    return float(np.sum(new_hits * hits[ends] / (ends + 1.0)) / R)
+
+
+def mean_average_precision(y_true, scores, task, *, pos_label=1) -> float:
+    """Mean over the tasks (queries) that have a relevant example of their
+    :func:`average_precision` (the paper's Mean-AP)."""
+    task = np.asarray(task)
+    relevant, scores = _ranking_inputs(y_true, scores, pos_label)
+    if task.shape != scores.shape:
+        raise ValueError(f"task must have shape {scores.shape}; got {task.shape}.")
+    values = [average_precision(relevant[task == t], scores[task == t], pos_label=True)
+              for t in np.unique(task)]
+    values = [v for v in values if not np.isnan(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def precision_at_k(y_true, scores, k: int, *, pos_label=1) -> float:
+    """Fraction of relevant documents among the ``k`` with the highest scores (ties broken
+    by position); ``k`` larger than the list counts the missing ranks as not relevant.
+
+    >>> precision_at_k([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1], 2)
+    0.5
+    """
+    relevant, scores = _ranking_inputs(y_true, scores, pos_label)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be an integer >= 1; got {k!r}.")
+    order = np.argsort(-scores, kind="stable")[:k]
+    return float(relevant[order].sum() / k)

@@ -288,7 +288,8 @@ def make_clustered_tasks(*, n_tasks=12, n_clusters=3, n_features=5, n_task_featu
                          random_state=None) -> MultiTaskDataset:
     """Logistic tasks from H cluster centres plus noise, with task features (TL-TF, 2009).
 
-    Centres have equal norm; centre 1 is roughly opposite centre 0. Task features are drawn
+    Centres have equal norm; centre 1 is roughly opposite centre 0 (with two data features
+    the centres are at equal angles, a random rotation). Task features are drawn
     around a cluster-specific mean (``informative``) or around the mean of an independent
     random cluster label (same marginal).
 
@@ -311,6 +312,9 @@ def make_clustered_tasks(*, n_tasks=12, n_clusters=3, n_features=5, n_task_featu
     if h > 1:
         C[:, 1] = -C[:, 0] + 0.2 * rng.normal(size=d)
     C /= np.linalg.norm(C, axis=0, keepdims=True) / 3.0
+    if d == 2 and h > 1:   # in the plane random centres are often too close to tell apart:
+        angle = rng.uniform(0, 2 * np.pi) + 2 * np.pi * np.arange(h) / h   # equal angles
+        C = 3.0 * np.vstack([np.cos(angle), np.sin(angle)])
     clusters = np.arange(m) % h
     rng.shuffle(clusters)
     W = C[:, clusters] + spread * rng.normal(size=(d, m))

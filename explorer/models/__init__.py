@@ -46,6 +46,7 @@ estimate                              truth key                      shape, type
 ``outlier_tasks_``                    ``"outlier_tasks"``            (m,) bool
 ``shared_features_``                  ``"shared_features"``          (d,) bool
 ``task_relationships()["similarity"]`` ``"task_similarity"``         (m, m) cosine in [-1, 1]
+``TLTF.phi_.argmax(axis=1)``           ``"clusters"``                 (m,) int (up to relabelling)
 ===================================== ============================== ========================
 
 Other shared conventions: ``warm_start=True`` is the one way to start from the previous
@@ -79,6 +80,7 @@ from .rmtfl import (
     TraceNormMTL,
     TwoStageRMTFL,
 )
+from .tltf import TLTF
 
 __all__ = [
     "AnyBoost",
@@ -107,4 +109,5 @@ __all__ = [
     "MTKR",
     "KNNPerTask",
     "KernelRegressionPerTask",
+    "TLTF",
 ]

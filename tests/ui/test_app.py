@@ -336,3 +336,29 @@ def test_mtboost_page_switches_between_the_paper_and_the_corrected_variant(app_u
     note = page.get_by_text("eigenvalue ratio").first
     assert float(re.search(RATIO, note.inner_text()).group(1)) > 1e-2
     assert "The loss rose in 0 of" in note.inner_text()
+
+
+def test_transfer_page_runs_moves_the_gate_and_reruns_after_reset(app_url, page):
+    open_app(page, app_url + "?page=transfer&data=clustered_tasks&d.n_tasks=20&d.n_features=2")
+    page.get_by_text("Transfer through task-level features").first.wait_for()
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    run = page.get_by_role("button", name="▶ Run")
+    run.click()
+    page.get_by_text("Zero-shot on held-out tasks").first.wait_for(timeout=60_000)
+    page.wait_for_function(      # Figure 1 drawn (its title is on the canvas, not in the DOM)
+        """() => [...Bokeh.index.all_views()].some(v => v.model.title != null &&
+             String(v.model.title.text).startsWith('Mean AP on held-out tasks vs H'))""",
+        timeout=60_000)
+    assert "adjusted Rand index" in page.get_by_text("Clusters against the truth").first \
+        .inner_text()
+    gate = fingerprint(page, "image")          # p_h sums to 1: the zero-shot image moves
+    slider = page.locator("div", has=page.get_by_text("task feature t0")).filter(
+        has=page.locator(".noUi-handle")).last
+    handle = slider.locator(".noUi-handle")
+    handle.focus()
+    handle.press("Home")                       # a new task's feature moved: p_h follows
+    assert changed_fingerprint(page, gate, "image") != gate
+    page.get_by_role("button", name="Reset").click()
+    page.get_by_text("Run the fit, then move").first.wait_for(timeout=20_000)
+    run.click()                                 # the page still runs after a reset
+    page.get_by_text("Zero-shot on held-out tasks").first.wait_for(timeout=60_000)

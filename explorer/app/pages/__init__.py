@@ -20,6 +20,7 @@ from .mtboost import MTBOOST
 from .mtknn import MTKNN_PAGE
 from .outliers import OUTLIERS
 from .shared_vs_separate import SHARED_VS_SEPARATE
+from .tltf import TRANSFER
 from .trees import TREES
 
 __all__ = ["PAGES", "Page"]
@@ -60,4 +61,5 @@ PAGES: list = [
     OUTLIERS,
     MTBOOST,
     MTKNN_PAGE,
+    TRANSFER,
 ]
