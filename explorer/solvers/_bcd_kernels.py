@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._fista_kernels import COLUMNS, L1, ROWS
+from ._fista_kernels import ROWS
 
 __all__ = ["_bcd_sweeps", "_full_gradient", "_column_sq_norms", "_residuals_f"]
 

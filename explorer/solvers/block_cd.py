@@ -52,17 +52,22 @@ from ._bcd_kernels import _bcd_sweeps, _column_sq_norms, _full_gradient, _residu
 from ._fista_kernels import COLUMNS, L1, ROWS
 from .multitask_least_squares import StackedTasks
 
-__all__ = ["BCD_PENALTIES", "BlockCDStep", "block_cd_steps", "duality_gap", "warm_up"]
+__all__ = ["BCD_PENALTIES", "BlockCDStep", "block_cd_steps", "duality_gap",
+           "relative_duality_gap", "warm_up"]
 
 #: Penalty combinations :func:`block_cd_steps` accepts (blocks in this order).
 BCD_PENALTIES = (("rows",), ("columns",), ("l1",), ("rows", "columns"))
 _KIND = {"rows": ROWS, "l1": L1, "columns": COLUMNS}
-#: Sweeps per compiled call on small designs (the caller still gets every sweep).
-_BATCH_MAX_ENTRIES = 50_000
+#: Sweeps combined by one Anderson extrapolation step.
+_ANDERSON = 5
 #: A gap check at least every this many sweeps, even when the inner loop has not settled.
 _CHECK_EVERY = 10
 #: Smallest working set of rows.
-_MIN_ROWS = 10
+_MIN_ROWS = 100
+#: Residuals kept for the dual extrapolation.
+_EXTRAPOLATE = 5
+#: Designs up to this many entries get the gradient from the compiled loop, larger from BLAS.
+_SMALL_GRADIENT = 200_000
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,30 @@ def duality_gap(G: np.ndarray, x: np.ndarray, kinds: Sequence[int], lams: Sequen
                 smooth_value: float) -> float:
     """The duality gap (module docstring) at ``x`` (d, k m) with gradient ``G`` (d, m)."""
     m = G.shape[1]
-    s = 1.0
+    s = _dual_scale(G, kinds, lams)
+    gap = (1.0 - s) ** 2 * smooth_value
+    for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)):
+        B = x[:, b * m:(b + 1) * m]
+        gap += s * float(np.sum(G * B)) + lam * _group_penalty(B, kind)
+    return max(gap, 0.0)
+
+
+def relative_duality_gap(data: StackedTasks, penalties: Sequence[str], lams: Sequence[float],
+                         x: np.ndarray) -> float:
+    """``gap / F(x)`` at any iterate ``x`` (d, k m) of any solver (the same certificate
+    for MFISTA's answer as for BCD's)."""
+    kinds = [_KIND[p] for p in penalties]
+    m = data.m
+    W = sum(x[:, b * m:(b + 1) * m] for b in range(len(kinds)))
+    f, G = data.value_grad(W)
+    F = f + sum(lam * _group_penalty(x[:, b * m:(b + 1) * m], kind)
+                for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)))
+    return duality_gap(G, x, kinds, lams, f) / max(F, 1e-300)
+
+
+def _dual_bound(G: np.ndarray, kinds: Sequence[int], lams: Sequence[float]) -> float:
+    """Largest ``s`` with ``s G`` inside every block's dual ball (``g_b^*(sG) <= lam_b``)."""
+    s = math.inf
     for kind, lam in zip(kinds, lams, strict=True):
         if kind == ROWS:
             dual = float(np.sqrt(np.max(np.sum(G * G, axis=1))))
@@ -105,11 +133,26 @@ def duality_gap(G: np.ndarray, x: np.ndarray, kinds: Sequence[int], lams: Sequen
             dual = float(np.max(np.abs(G)))
         if dual > 0:
             s = min(s, lam / dual)
-    gap = (1.0 - s) ** 2 * smooth_value
-    for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)):
-        B = x[:, b * m:(b + 1) * m]
-        gap += s * float(np.sum(G * B)) + lam * _group_penalty(B, kind)
-    return max(gap, 0.0)
+    return s
+
+
+def _dual_scale(G: np.ndarray, kinds: Sequence[int], lams: Sequence[float]) -> float:
+    return min(1.0, _dual_bound(G, kinds, lams))
+
+
+def _dual_value(rho: np.ndarray, y: np.ndarray, row_task: np.ndarray, weight: np.ndarray,
+                G: np.ndarray, kinds: Sequence[int], lams: Sequence[float]) -> float:
+    """The dual objective at ``theta_t = 2 s w_t rho_t`` for any residual-like ``rho`` with
+    gradient ``G`` (``G_t = 2 w_t X_t^T rho_t``): ``-sum_t w_t (2 s <rho_t, y_t> +
+    s^2 ||rho_t||^2)``, with the best feasible ``s`` (the unconstrained optimum clipped to
+    the dual ball). Any such point gives a lower bound of the optimum."""
+    m = weight.size
+    ry = float(weight @ np.bincount(row_task, weights=rho * y, minlength=m))
+    rr = float(weight @ np.bincount(row_task, weights=rho * rho, minlength=m))
+    bound = _dual_bound(G, kinds, lams)
+    s = -ry / rr if rr > 0 else 0.0
+    s = min(max(s, -bound), bound)
+    return -(2.0 * s * ry + s * s * rr)
 
 
 def _group_penalty(B: np.ndarray, kind: int) -> float:
@@ -167,7 +210,10 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
     offsets = np.asarray(data.offsets, dtype=np.int64)
     weight = np.asarray(data.weight, dtype=np.float64)
     y = np.ascontiguousarray(data.y, dtype=np.float64)
-    colsq = _column_sq_norms(XF, xstart, offsets)
+    if data.shared_design is not None:  # one design: its column norms once
+        colsq = np.tile(np.einsum("ij,ij->j", XF, XF), (m, 1))
+    else:
+        colsq = _column_sq_norms(XF, xstart, offsets)
     row_block = next((b for b, kd in enumerate(kinds) if kd != COLUMNS), -1)
     col_block = next((b for b, kd in enumerate(kinds) if kd == COLUMNS), -1)
     row_kind = kinds[row_block] if row_block >= 0 else ROWS
@@ -203,36 +249,122 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
             cols = np.flatnonzero(score > 1.0).astype(np.int64)
         return rows, cols
 
-    G = _full_gradient(XF, xstart, offsets, weight, r)
-    gap = duality_gap(G, x, kinds, lams, f) / max(F, 1e-300)
+    row_task = np.asarray(data.row_task, dtype=np.int64)
+    history: list[np.ndarray] = []  # residuals after the last calls (dual extrapolation)
+
+    def gradient(rho: np.ndarray) -> np.ndarray:
+        if data.shared_design is not None:  # one GEMM
+            return (XF.T @ rho.reshape(m, -1).T) * (2.0 * weight)
+        if XF.size <= _SMALL_GRADIENT:
+            return _full_gradient(XF, xstart, offsets, weight, rho)
+        G = np.empty((d, m))
+        for t in range(m):
+            a, b = offsets[t], offsets[t + 1]
+            G[:, t] = (2.0 * weight[t]) * (XF[xstart[t]:xstart[t] + b - a].T @ rho[a:b])
+        return G
+
+    def relative_gap(G: np.ndarray, f: float, F: float) -> float:
+        gap = duality_gap(G, x, kinds, lams, f)
+        extrapolated = _extrapolate(history)
+        if extrapolated is not None and gap > tol * F:
+            G_acc = gradient(extrapolated)
+            dual = _dual_value(extrapolated, y, row_task, weight, G_acc, kinds, lams)
+            gap = min(gap, max(F - dual, 0.0))
+        return gap / max(F, 1e-300)
+
+    G = gradient(r)
+    rel_gap = relative_gap(G, f, F)
     ws_rows, ws_cols = working_sets(G)
-    inner_tol = 0.1 * gap
-    batch = 8 if data.X.size <= _BATCH_MAX_ENTRIES else 1
+    inner_tol = max(1e-2 * tol, 1e-3 * rel_gap)
     iteration = 0
     since_check = 0
+    iterates: list[tuple[np.ndarray, np.ndarray]] = []  # (x, r) for the Anderson step
+
+    def penalty_of(z: np.ndarray) -> float:
+        return sum(lam * _group_penalty(z[:, b * m:(b + 1) * m], kind)
+                   for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)))
+
     while True:
+        F_before = F
         xs, stats, n_done, status = _bcd_sweeps(
             XF, xstart, offsets, y, weight, colsq, row_block, row_kind, row_lam, col_block,
-            col_lam, x, r, Lcol, ws_rows, ws_cols, batch, inner_tol, F)
+            col_lam, x, r, Lcol, ws_rows, ws_cols, 1, inner_tol, F)
         if status < 0:
             raise FloatingPointError("the column step's line search failed after 60 "
                                      "doublings; the data may not be finite.")
-        since_check += n_done
-        check = status == 1 or since_check >= _CHECK_EVERY
-        for b in range(n_done):
-            F, f, change = (float(v) for v in stats[b])
-            iteration += 1
-            rel_gap = math.nan
-            if check and b == n_done - 1:
-                since_check = 0
-                G = _full_gradient(XF, xstart, offsets, weight, r)
-                rel_gap = duality_gap(G, x, kinds, lams, f) / max(F, 1e-300)
-                if rel_gap > tol:
-                    ws_rows, ws_cols = working_sets(G)
-                    inner_tol = 0.1 * min(inner_tol, rel_gap)
-            size = ws_rows.size + ws_cols.size
-            yield BlockCDStep(iteration, xs[b], F, f, abs(change), rel_gap,
-                              bool(rel_gap <= tol), size)
+        F, f, change = (float(v) for v in stats[0])
+        step_x = xs[0]
+        # Anderson acceleration of the sweeps (skglm's idea): the affine combination of the
+        # last iterates that best cancels their differences, kept only if it is better
+        iterates.append((step_x, r.copy()))
+        if len(iterates) > _ANDERSON:
+            accelerated = _anderson(iterates)
+            iterates.clear()
+            if accelerated is not None:
+                x_acc, r_acc = accelerated
+                f_acc = float(weight @ np.bincount(row_task, weights=r_acc * r_acc,
+                                                   minlength=m))
+                F_acc = f_acc + penalty_of(x_acc)
+                if F_acc < F:
+                    x[...] = x_acc
+                    r[...] = r_acc
+                    step_x, F, f = x_acc, F_acc, f_acc
+                    change = (F_before - F) / max(abs(F_before), 1e-300)
+        history.append(r.copy())
+        del history[:-_EXTRAPOLATE]
+        since_check += 1
+        iteration += 1
+        rel_gap = math.nan
+        if status == 1 or since_check >= _CHECK_EVERY:
+            since_check = 0
+            G = gradient(r)
+            rel_gap = relative_gap(G, f, F)
+            if rel_gap > tol:
+                new_rows, new_cols = working_sets(G)
+                if np.array_equal(new_rows, ws_rows) and np.array_equal(new_cols, ws_cols):
+                    # the working set is right; what is missing is precision
+                    inner_tol = 1e-2 * min(inner_tol, tol)
+                else:
+                    inner_tol = max(1e-2 * tol, 1e-3 * rel_gap)
+                    iterates.clear()
+                ws_rows, ws_cols = new_rows, new_cols
+        yield BlockCDStep(iteration, step_x, F, f, abs(change), rel_gap,
+                          bool(rel_gap <= tol), ws_rows.size + ws_cols.size)
+
+
+def _anderson(iterates: list[tuple[np.ndarray, np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Anderson extrapolation of (x, r) pairs (r is affine in x, so it combines alike)."""
+    X = np.array([z.ravel() for z, _ in iterates])
+    U = np.diff(X, axis=0)
+    try:
+        z = np.linalg.solve(U @ U.T, np.ones(U.shape[0]))
+    except np.linalg.LinAlgError:
+        return None
+    total = z.sum()
+    if not np.isfinite(total) or total == 0:
+        return None
+    c = z / total
+    x_acc = (c @ X[1:]).reshape(iterates[0][0].shape)
+    r_acc = c @ np.array([rr for _, rr in iterates[1:]])
+    return x_acc, r_acc
+
+
+def _extrapolate(history: list[np.ndarray]) -> np.ndarray | None:
+    """Dual extrapolation (celer, Massias et al. 2018): the affine combination of the last
+    residuals that best cancels their differences (an Anderson step), or None."""
+    if len(history) < _EXTRAPOLATE:
+        return None
+    R = np.array(history)
+    U = np.diff(R, axis=0)
+    try:
+        z = np.linalg.solve(U @ U.T, np.ones(U.shape[0]))
+    except np.linalg.LinAlgError:
+        return None
+    total = z.sum()
+    if not np.isfinite(total) or total == 0:
+        return None
+    return (z / total) @ R[1:]
 
 
 def warm_up() -> None:

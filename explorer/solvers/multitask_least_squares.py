@@ -86,6 +86,12 @@ class StackedTasks:
         return self._shared_design
 
     @property
+    def n_design_entries(self) -> int:
+        """Entries of the design a solver reads: ``n0 d`` for a shared design, else ``n d``."""
+        design = self._shared_design if self._shared_design is not None else self.X
+        return int(design.size)
+
+    @property
     def row_task(self) -> np.ndarray:
         """Task id of each stacked row, shape (n_samples,) (non-decreasing)."""
         return self._row_task
