@@ -81,11 +81,13 @@ DEFAULT_FRACTIONS = {"lambda_rows": 0.2, "lambda_trace": 0.2, "lambda_columns": 
 DEFAULT_RATIO = 1.15
 #: "auto" penalty of the single-penalty baselines, as a fraction of their lambda_max.
 SINGLE_PENALTY_FRACTION = 0.1
-#: ``solver="auto"`` runs MFISTA instead of block coordinate descent for problems with a
-#: column-group block whose design has at most this many entries (n_samples x d): there a
-#: MFISTA iteration is as cheap as a sweep and takes fewer of them (measured by
-#: ``benchmarks/bench_peers.py --crossover``; see :meth:`_StackedProxMTL._use_bcd`).
-AUTO_FISTA_MAX_ENTRIES = 20_000
+#: ``solver="auto"`` picks block coordinate descent for per-task designs only when tasks have
+#: at most this fraction of d samples on average (wide designs: few groups active, sweeps
+#: cheap, MFISTA slow) and the problem has more than :data:`AUTO_BCD_MIN_ENTRIES` design
+#: entries; measured by ``benchmarks/bench_peers.py --crossover`` (see
+#: :meth:`_StackedProxMTL._use_bcd`).
+AUTO_BCD_MAX_SAMPLES_PER_FEATURE = 0.25
+AUTO_BCD_MIN_ENTRIES = 20_000
 SOLVERS = ("auto", "bcd", "fista")
 
 
@@ -138,11 +140,13 @@ class _StackedProxMTL(MultiTaskEstimator):
     def _use_bcd(self, data: StackedTasks, lams: tuple[float, ...]) -> bool:
         """Block coordinate descent or MFISTA for this fit (``solver``; "auto" rule below).
 
-        BCD needs every penalty > 0 (its duality gap is the stopping test). "auto": BCD
-        for row-group and L1 penalties (a sweep touches only the working set's rows), and
-        for column groups once the design is large; MFISTA for small problems with a
-        column-group block (:data:`AUTO_FISTA_MAX_ENTRIES`), where the P / Q coupling makes
-        the alternating sweeps no fewer than MFISTA's iterations and each costs more.
+        BCD needs every penalty > 0 (its duality gap is the stopping test). "auto" (measured
+        crossover, ``benchmarks/bench_peers.py --crossover``): BCD on a design shared by all
+        tasks (the MultiTaskLasso setting: a sweep touches only the working set's rows),
+        and on wide per-task designs (mean n_t <= 0.25 d, more than 20 000 entries);
+        MFISTA for the column-group model alone (a column step costs as much as a MFISTA
+        iteration and the sweeps are no fewer), for tall per-task designs (MFISTA converges
+        in a few BLAS-bound iterations) and for tiny problems (per-sweep overhead).
         """
         solver = getattr(self, "solver", "fista")
         if not self._bcd or solver == "fista":
@@ -153,12 +157,12 @@ class _StackedProxMTL(MultiTaskEstimator):
                 raise ValueError(f"solver='bcd' needs positive penalties; got {lams}. Use "
                                  "solver='fista' for an unpenalised block.")
             return True
-        if not positive:
+        if not positive or self._penalty_kinds == ("columns",):
             return False
-        if "columns" in self._penalty_kinds:
-            entries = data.n_design_entries
-            return entries > AUTO_FISTA_MAX_ENTRIES
-        return True
+        if data.shared_design is not None:
+            return True
+        wide = np.mean(data.counts) <= AUTO_BCD_MAX_SAMPLES_PER_FEATURE * data.d
+        return bool(wide and data.n_design_entries > AUTO_BCD_MIN_ENTRIES)
 
     def _stack(self, X, y, task, m) -> StackedTasks:
         return StackedTasks(X, y, task, m, normalize=bool(self.normalize),

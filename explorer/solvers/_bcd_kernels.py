@@ -1,10 +1,12 @@
 """Compiled (numba, ``cache=True``) block coordinate descent sweeps for stacked least squares
 plus group penalties; the caller is :mod:`explorer.solvers.block_cd`.
 
-The designs are one Fortran-ordered array ``XF`` (columns contiguous); task ``t`` uses rows
-``xstart[t] : xstart[t] + n_t`` of it (``n_t = offsets[t+1] - offsets[t]``), and its
-residuals are ``r[offsets[t]:offsets[t+1]]``. Per-task designs have ``xstart = offsets[:-1]``;
-a design shared by every task is stored once with ``xstart = 0``. No Python objects inside.
+The designs are stored transposed, ``XF`` of shape (d, N) in C order (feature j's values
+contiguous); task ``t`` uses columns ``xstart[t] : xstart[t] + n_t`` of it
+(``n_t = offsets[t+1] - offsets[t]``), and its residuals are ``r[offsets[t]:offsets[t+1]]``.
+Per-task designs have ``xstart = offsets[:-1]``; a design shared by every task is stored
+once with ``xstart = 0``. Inner loops run over contiguous 1-d slices (so they vectorise). No
+Python objects inside.
 """
 
 from __future__ import annotations
@@ -23,31 +25,35 @@ _FAST = {"reassoc", "contract"}
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _dot(XF, j, x0, r, r0, n):  # pragma: no cover - compiled
+    u = XF[j, x0:x0 + n]
+    v = r[r0:r0 + n]
     s = 0.0
     for i in range(n):
-        s += XF[x0 + i, j] * r[r0 + i]
+        s += u[i] * v[i]
     return s
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _axpy(XF, j, x0, r, r0, n, a):  # pragma: no cover - compiled
+    u = XF[j, x0:x0 + n]
+    v = r[r0:r0 + n]
     for i in range(n):
-        r[r0 + i] += a * XF[x0 + i, j]
+        v[i] += a * u[i]
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
 def _column_sq_norms(XF, xstart, offsets):  # pragma: no cover - compiled
     """``||X_t[:, j]||^2``, shape (m, d)."""
     m = xstart.size
-    d = XF.shape[1]
+    d = XF.shape[0]
     out = np.zeros((m, d))
     for t in range(m):
         n = offsets[t + 1] - offsets[t]
         for j in range(d):
+            u = XF[j, xstart[t]:xstart[t] + n]
             s = 0.0
             for i in range(n):
-                v = XF[xstart[t] + i, j]
-                s += v * v
+                s += u[i] * u[i]
             out[t, j] = s
     return out
 
@@ -69,7 +75,7 @@ def _residuals_f(XF, xstart, offsets, y, W):  # pragma: no cover - compiled
 def _full_gradient(XF, xstart, offsets, weight, r):  # pragma: no cover - compiled
     """``G[:, t] = 2 weight_t X_t^T r_t``, shape (d, m)."""
     m = xstart.size
-    d = XF.shape[1]
+    d = XF.shape[0]
     G = np.empty((d, m))
     for t in range(m):
         n = offsets[t + 1] - offsets[t]
@@ -148,15 +154,16 @@ def _update_column(XF, xstart, offsets, weight, r, x, col0, t, lam, Lcol, g, v, 
     """One proximal-gradient step on column t of the column-group block (group soft-
     thresholding), with backtracking on the column's constant ``Lcol[t]`` (which only grows)
     so the objective never increases. Residuals updated; returns the column's new norm."""
-    d = XF.shape[1]
+    d = XF.shape[0]
     n = offsets[t + 1] - offsets[t]
     x0, r0 = xstart[t], offsets[t]
+    rt = r[r0:r0 + n]
     c = 2.0 * weight[t]
     for j in range(d):
         g[j] = c * _dot(XF, j, x0, r, r0, n)
     old_sq = 0.0
     for i in range(n):
-        old_sq += r[r0 + i] * r[r0 + i]
+        old_sq += rt[i] * rt[i]
     f_old = weight[t] * old_sq
     for _ in range(60):
         L = Lcol[t]
@@ -185,16 +192,17 @@ def _update_column(XF, xstart, offsets, weight, r, x, col0, t, lam, Lcol, g, v, 
         for j in range(d):
             if v[j] != 0.0:
                 a = v[j]
+                u = XF[j, x0:x0 + n]
                 for i in range(n):
-                    dr[i] += a * XF[x0 + i, j]
+                    dr[i] += a * u[i]
         new_sq = 0.0
         for i in range(n):
-            e = r[r0 + i] + dr[i]
+            e = rt[i] + dr[i]
             new_sq += e * e
         f_new = weight[t] * new_sq
         if f_new <= f_old + inner + 0.5 * L * sq + 1e-13 * max(1.0, f_old):
             for i in range(n):
-                r[r0 + i] += dr[i]
+                rt[i] += dr[i]
             for j in range(d):
                 x[j, col0 + t] += v[j]
             return norm * factor

@@ -89,11 +89,12 @@ class BlockCDStep:
 
 
 def _design(data: StackedTasks) -> tuple[np.ndarray, np.ndarray]:
-    """``(XF, xstart)``: the Fortran-ordered designs and each task's first row in them."""
+    """``(XT, xstart)``: the designs transposed, (d, N) in C order, and each task's first
+    column in them."""
     offsets = np.asarray(data.offsets, dtype=np.int64)
     if data.shared_design is not None:
-        return np.asfortranarray(data.shared_design), np.zeros(data.m, dtype=np.int64)
-    return np.asfortranarray(data.X), offsets[:-1].copy()
+        return np.ascontiguousarray(data.shared_design.T), np.zeros(data.m, dtype=np.int64)
+    return np.ascontiguousarray(data.X.T), offsets[:-1].copy()
 
 
 def duality_gap(G: np.ndarray, x: np.ndarray, kinds: Sequence[int], lams: Sequence[float],
@@ -170,9 +171,9 @@ def _column_constants(XF: np.ndarray, xstart: np.ndarray, offsets: np.ndarray,
     L = 2.0 * weight * colsq.max(axis=1)
     for t in range(weight.size):
         n = offsets[t + 1] - offsets[t]
-        if n * XF.shape[1] <= 200_000 and n > 0:
-            Xt = XF[xstart[t]:xstart[t] + n]
-            gram = Xt @ Xt.T if n <= XF.shape[1] else Xt.T @ Xt
+        if n * XF.shape[0] <= 200_000 and n > 0:
+            Xt = XF[:, xstart[t]:xstart[t] + n]  # (d, n_t)
+            gram = Xt.T @ Xt if n <= XF.shape[0] else Xt @ Xt.T
             L[t] = 2.0 * weight[t] * float(np.linalg.eigvalsh(gram)[-1]) * (1 + 1e-10)
     return np.maximum(L, 1e-300)
 
@@ -211,7 +212,7 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
     weight = np.asarray(data.weight, dtype=np.float64)
     y = np.ascontiguousarray(data.y, dtype=np.float64)
     if data.shared_design is not None:  # one design: its column norms once
-        colsq = np.tile(np.einsum("ij,ij->j", XF, XF), (m, 1))
+        colsq = np.tile(np.einsum("ji,ji->j", XF, XF), (m, 1))
     else:
         colsq = _column_sq_norms(XF, xstart, offsets)
     row_block = next((b for b, kd in enumerate(kinds) if kd != COLUMNS), -1)
@@ -254,13 +255,13 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
 
     def gradient(rho: np.ndarray) -> np.ndarray:
         if data.shared_design is not None:  # one GEMM
-            return (XF.T @ rho.reshape(m, -1).T) * (2.0 * weight)
+            return (XF @ rho.reshape(m, -1).T) * (2.0 * weight)
         if XF.size <= _SMALL_GRADIENT:
             return _full_gradient(XF, xstart, offsets, weight, rho)
         G = np.empty((d, m))
         for t in range(m):
             a, b = offsets[t], offsets[t + 1]
-            G[:, t] = (2.0 * weight[t]) * (XF[xstart[t]:xstart[t] + b - a].T @ rho[a:b])
+            G[:, t] = (2.0 * weight[t]) * (XF[:, xstart[t]:xstart[t] + b - a] @ rho[a:b])
         return G
 
     def relative_gap(G: np.ndarray, f: float, F: float) -> float:
