@@ -787,7 +787,7 @@ class TwoStageRMTFL(MultiTaskEstimator):
         Stage 1's penalties (as :class:`RobustMTFL`).
     refit_lambda_rows : float >= 0 or "auto"
         Stage 2's ``||W||_{1,2}`` weight; "auto" = 0.1 lambda_max of the refit data.
-    max_iter, tol, normalize, fit_intercept, random_state
+    max_iter, tol, normalize, fit_intercept, solver, random_state
         As :class:`RobustMTFL`, for each stage.
 
     Attributes
@@ -811,7 +811,8 @@ class TwoStageRMTFL(MultiTaskEstimator):
 
     def __init__(self, *, lambda_rows="auto", lambda_columns="auto",
                  refit_lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
-                 normalize: bool = True, fit_intercept: bool = True, random_state=None):
+                 normalize: bool = True, fit_intercept: bool = True, solver: str = "auto",
+                 random_state=None):
         self.lambda_rows = lambda_rows
         self.lambda_columns = lambda_columns
         self.refit_lambda_rows = refit_lambda_rows
@@ -819,11 +820,12 @@ class TwoStageRMTFL(MultiTaskEstimator):
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
+        self.solver = solver
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         common = dict(max_iter=self.max_iter, tol=self.tol, normalize=self.normalize,
-                      fit_intercept=self.fit_intercept)
+                      fit_intercept=self.fit_intercept, solver=self.solver)
         m = n_tasks_of(task)
         first = RobustMTFL(lambda_rows=self.lambda_rows, lambda_columns=self.lambda_columns,
                            **common)

@@ -6,9 +6,11 @@ def warm_up() -> None:
 
     The app calls this at server start, off the event loop, so no user click pays for
     compilation: the tree split search (:func:`explorer.solvers.tree_split.warm_up`) and
-    the MFISTA iteration of the rMTFL family (:func:`explorer.solvers.stacked_fista.warm_up`).
+    the MFISTA iteration of the rMTFL family (:func:`explorer.solvers.stacked_fista.warm_up`)
+    and its block coordinate descent sweeps (:func:`explorer.solvers.block_cd.warm_up`).
     """
-    from . import stacked_fista, tree_split
+    from . import block_cd, stacked_fista, tree_split
 
     tree_split.warm_up()
     stacked_fista.warm_up()
+    block_cd.warm_up()
