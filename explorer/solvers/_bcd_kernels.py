@@ -18,7 +18,8 @@ from numba import njit
 
 from ._fista_kernels import ROWS
 
-__all__ = ["_bcd_sweeps", "_full_gradient", "_column_sq_norms", "_residuals_f"]
+__all__ = ["_bcd_sweeps", "_full_gradient", "_column_sq_norms", "_residuals_f",
+           "_blocks_equal"]
 
 _FAST = {"reassoc", "contract"}
 
@@ -39,6 +40,21 @@ def _axpy(XF, j, x0, r, r0, n, a):  # pragma: no cover - compiled
     v = r[r0:r0 + n]
     for i in range(n):
         v[i] += a * u[i]
+
+
+@njit(cache=True, nogil=True)
+def _blocks_equal(X, n0, m):  # pragma: no cover - compiled
+    """Whether the m consecutive (n0, d) row blocks of X are all equal to the first (one
+    read of X, no temporaries, stops at the first difference)."""
+    d = X.shape[1]
+    for t in range(1, m):
+        for i in range(n0):
+            a = X[i]
+            b = X[t * n0 + i]
+            for j in range(d):
+                if a[j] != b[j]:
+                    return False
+    return True
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)

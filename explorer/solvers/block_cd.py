@@ -273,7 +273,7 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
             gap = min(gap, max(F - dual, 0.0))
         return gap / max(F, 1e-300)
 
-    G = gradient(r)
+    G = data.grad_at_zero() if not np.any(x) else gradient(r)  # lambda_max's, cached
     rel_gap = relative_gap(G, f, F)
     ws_rows, ws_cols = working_sets(G)
     inner_tol = max(1e-2 * tol, 1e-3 * rel_gap)

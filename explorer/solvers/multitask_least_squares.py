@@ -63,7 +63,12 @@ class StackedTasks:
         n0 = int(counts[0]) if self.m else 0
         if n0 > 0 and np.all(counts == n0) and self.m > 1:
             first = X[:n0]
-            if all(np.array_equal(first, X[sl]) for sl in self.slices[1:]):
+            if X.flags.c_contiguous:
+                from ._bcd_kernels import _blocks_equal
+                same = _blocks_equal(X, n0, self.m)
+            else:
+                same = all(np.array_equal(first, X[sl]) for sl in self.slices[1:])
+            if same:
                 X0 = first.copy()
                 if center:
                     mean = X0.mean(axis=0)
