@@ -133,12 +133,18 @@ class MTDecisionTree(MultiTaskEstimator):
         yield from self._grow(X, codes, task, weight, classes)
 
     def _prepare(self, X) -> tuple:
-        """Per-data work shared by all trees of a booster: presort, ``X.T``, value bins."""
-        presorted = np.argsort(X.T, axis=1)
-        bins = (feature_bins(X, presorted, self._histogram_max_bins)
+        """Per-data work shared by all trees of a booster: presort, ``X.T``, value bins.
+
+        With few distinct values per feature (the histogram search) only the first
+        feature's order is needed (the node's row list); it is what the full presort's
+        first row was, so the trees are the same."""
+        bins = (feature_bins(X, None, self._histogram_max_bins)
                 if self._split_backend == "numba" else None)
         if bins is not None:  # only the node's rows are needed: keep one "feature" row
-            presorted = presorted[:1]
+            presorted = np.argsort(X[:, 0])[None, :] if X.shape[0] else \
+                np.zeros((1, 0), dtype=np.intp)
+        else:
+            presorted = np.argsort(X.T, axis=1)
         return presorted, np.ascontiguousarray(X.T), bins
 
     def _grow(self, X, codes, task, weight, classes, prepared=None) -> Iterator[Snapshot]:

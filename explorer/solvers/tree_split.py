@@ -329,12 +329,33 @@ class FeatureBins:
     n_bins: np.ndarray
 
 
-def feature_bins(X: np.ndarray, presorted: np.ndarray, max_bins: int = 64
+def feature_bins(X: np.ndarray, presorted: np.ndarray | None = None, max_bins: int = 64
                  ) -> FeatureBins | None:
     """:class:`FeatureBins` of ``X`` when no feature has more than ``max_bins`` values.
 
-    ``presorted`` is ``argsort(X.T, axis=1)``. Returns None for continuous data.
+    ``presorted`` is ``argsort(X.T, axis=1)`` when the caller has it; without it each
+    column's distinct values come from ``np.unique`` and the scan stops at the first
+    feature with too many (continuous data pays for one column, not a full presort).
+    Returns None for continuous data. Both ways give the same bins.
     """
+    if presorted is None:
+        n, d = X.shape
+        ranks, uniques = [], []
+        for f in range(d):
+            distinct, inverse = np.unique(X[:, f], return_inverse=True)
+            if distinct.size > max_bins:
+                return None
+            uniques.append(distinct)
+            ranks.append(inverse)
+        n_bins = np.array([u.size for u in uniques], dtype=np.int64)
+        values = np.empty((d, int(n_bins.max()) if d else 0))
+        for f, distinct in enumerate(uniques):
+            values[f, :distinct.size] = distinct
+            values[f, distinct.size:] = distinct[-1]
+        rank = np.empty((n, d), dtype=np.int32)
+        for f, inverse in enumerate(ranks):
+            rank[:, f] = inverse.ravel()
+        return FeatureBins(rank, values, n_bins)
     sorted_values = np.take_along_axis(X.T, presorted, axis=1)
     step = np.zeros(sorted_values.shape, dtype=np.int32)
     np.cumsum(sorted_values[:, 1:] != sorted_values[:, :-1], axis=1, out=step[:, 1:])
