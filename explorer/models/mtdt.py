@@ -25,6 +25,7 @@ from ..solvers.tree_split import (
     feature_bins,
     find_best_split,
     partition_sorted_rows,
+    split_sorted_rows,
 )
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 
@@ -180,11 +181,15 @@ class MTDecisionTree(MultiTaskEstimator):
                 rows, columns, weight, offsets, active, parent_major, purity)
             stops = reason > 0
             codes_here = np.where(stops, major, -1)
-            leaves = [(int(j), _STOP_REASONS[reason[j]]) for j in np.flatnonzero(stops)]
+            # plain Python on short lists: cheaper per node than NumPy calls on (m,) arrays
+            reasons = reason.tolist()
+            leaves = [(j, _STOP_REASONS[r]) for j, r in enumerate(reasons) if r > 0]
             remaining = active & ~stops
             split = None
             if remaining.any():
-                if np.any(n_samples[~remaining] > 0):  # drop the stopped tasks' rows
+                if any(n > 0 and not k for n, k in zip(n_samples.tolist(), remaining.tolist(),
+                                                       strict=True)):
+                    # drop the stopped tasks' rows
                     keep[rows] = remaining[task[rows]]
                     sorted_rows = _filter(sorted_rows, keep)
                     keep[rows] = True
@@ -226,10 +231,8 @@ class MTDecisionTree(MultiTaskEstimator):
                 feature[node], threshold[node] = chosen.feature, chosen.threshold
                 left[node], right[node] = next_id, next_id + 1
                 split_record = (split, chosen, decider, next_id)
-                node_rows = sorted_rows[0]
-                goes_left[node_rows] = X[node_rows, chosen.feature] <= chosen.threshold
-                left_rows, right_rows = partition_sorted_rows(sorted_rows, goes_left)
-                goes_left[node_rows] = False
+                left_rows, right_rows = split_sorted_rows(sorted_rows, X_t, chosen.feature,
+                                                          chosen.threshold, goes_left)
                 queue.append((next_id, node, depth + 1, left_rows, remaining, major))
                 queue.append((next_id + 1, node, depth + 1, right_rows, remaining, major))
                 next_id += 2

@@ -274,6 +274,26 @@ def _partition_kernel(sorted_rows, goes_left, left, right):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
+def _split_rows_kernel(sorted_rows, X_t, feature, threshold, goes_left):
+    # pragma: no cover - compiled
+    """Mark the node's rows with ``X_t[feature, row] <= threshold`` in ``goes_left``
+    (all False on entry and on return), then partition every sorted list stably."""
+    rows = sorted_rows[0]
+    n_left = 0
+    for i in range(rows.size):
+        r = rows[i]
+        if X_t[feature, r] <= threshold:
+            goes_left[r] = True
+            n_left += 1
+    left = np.empty((sorted_rows.shape[0], n_left), dtype=sorted_rows.dtype)
+    right = np.empty((sorted_rows.shape[0], rows.size - n_left), dtype=sorted_rows.dtype)
+    _partition_kernel(sorted_rows, goes_left, left, right)
+    for i in range(rows.size):
+        goes_left[rows[i]] = False
+    return left, right
+
+
+@njit(cache=True, nogil=True)
 def _node_statistics(rows, columns, weights, offsets, active, parent_major,
                      purity):  # pragma: no cover - compiled
     """Per-node counts and the early-leaf decisions of Algorithm 1 (lines 2-6) in one pass.

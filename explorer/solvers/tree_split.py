@@ -42,12 +42,19 @@ compiles or loads the kernels; the app calls it at server start, off the event l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._tree_kernels import _histogram_kernel, _node_statistics, _partition_kernel, _split_kernel
+from ._tree_kernels import (
+    _histogram_kernel,
+    _node_statistics,
+    _partition_kernel,
+    _split_kernel,
+    _split_rows_kernel,
+)
 
 __all__ = [
     "CRITERIA",
@@ -55,6 +62,7 @@ __all__ = [
     "SplitSearchResult",
     "FeatureBins",
     "feature_bins",
+    "split_sorted_rows",
     "find_best_split",
     "partition_sorted_rows",
     "relative_gains",
@@ -376,15 +384,18 @@ def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_le
     feature, position, score, task_gains, upper = _histogram_kernel(
         bins.rank, np.ascontiguousarray(rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf))
-    if not np.isfinite(score[:3]).any():
+    scores = score.tolist()
+    if not any(math.isfinite(v) for v in scores[:3]):
         return None
     best = {}
+    feature, position, upper = feature.tolist(), position.tolist(), upper.tolist()
+    values = bins.values
     for k, criterion in enumerate(("ig_m", "ig_j", "ig_u")):
-        f, g = int(feature[k]), int(position[k])
+        f = feature[k]
         gains = task_gains[k]
         best[criterion] = SplitCandidate(
-            f, _threshold(bins.values[f, g], bins.values[f, upper[k]]), gains,
-            float(score[3 + k]), float(gains.sum()), float(gains.max()))
+            f, _threshold(float(values[f, position[k]]), float(values[f, upper[k]])), gains,
+            scores[3 + k], float(gains.sum()), float(gains.max()))
     return SplitSearchResult(best=best, node_counts=node_counts)
 
 
@@ -394,15 +405,17 @@ def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, m
     feature, position, score, task_gains = _split_kernel(
         X_t, np.ascontiguousarray(sorted_rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, int(min_leaf))
-    if not np.isfinite(score[:3]).any():
+    scores = score.tolist()
+    if not any(math.isfinite(v) for v in scores[:3]):
         return None
     best = {}
+    feature, position = feature.tolist(), position.tolist()
     for k, criterion in enumerate(("ig_m", "ig_j", "ig_u")):
-        f, pos = int(feature[k]), int(position[k])
+        f, pos = feature[k], position[k]
         column = sorted_rows[f]
-        threshold = _threshold(X_t[f, column[pos]], X_t[f, column[pos + 1]])
+        threshold = _threshold(float(X_t[f, column[pos]]), float(X_t[f, column[pos + 1]]))
         gains = task_gains[k]
-        best[criterion] = SplitCandidate(f, threshold, gains, float(score[3 + k]),
+        best[criterion] = SplitCandidate(f, threshold, gains, scores[3 + k],
                                          float(gains.sum()), float(gains.max()))
     return SplitSearchResult(best=best, node_counts=node_counts)
 
@@ -410,7 +423,7 @@ def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, m
 def _threshold(low: float, high: float) -> float:
     """Midpoint of two consecutive distinct values (as C4.5 / scikit-learn do)."""
     threshold = low / 2.0 + high / 2.0
-    if threshold == high or not np.isfinite(threshold):
+    if threshold == high or not math.isfinite(threshold):
         threshold = low
     return float(threshold)
 
@@ -441,6 +454,16 @@ def partition_sorted_rows(sorted_rows: np.ndarray, goes_left: np.ndarray
                      dtype=sorted_rows.dtype)
     _partition_kernel(np.ascontiguousarray(sorted_rows), goes_left, left, right)
     return left, right
+
+
+def split_sorted_rows(sorted_rows: np.ndarray, X_t: np.ndarray, feature: int,
+                      threshold: float, scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Children of a node split on ``X[:, feature] <= threshold``, in one compiled call.
+
+    As :func:`partition_sorted_rows` with ``goes_left = X_t[feature] <= threshold`` on the
+    node's rows; ``scratch`` is a bool array of shape (n_samples,), all False, left so.
+    """
+    return _split_rows_kernel(sorted_rows, X_t, int(feature), float(threshold), scratch)
 
 
 def _sample_labels(rng: np.random.Generator, kind: str, n: int, k: int) -> np.ndarray:
@@ -502,6 +525,7 @@ def warm_up() -> None:
     sorted_rows = np.argsort(X.T, axis=1, kind="stable")
     find_best_split(X, sorted_rows, columns, np.ones(16), np.array([0, 2, 4]))
     partition_sorted_rows(sorted_rows, X[:, 0] > 0)
+    split_sorted_rows(sorted_rows, np.ascontiguousarray(X.T), 0, 0.0, np.zeros(16, bool))
     discrete = np.round(X)
     presorted = np.argsort(discrete.T, axis=1)
     bins = feature_bins(discrete, presorted)
