@@ -24,6 +24,7 @@ from ..solvers.tree_split import (
     CRITERIA,
     feature_bins,
     find_best_split,
+    histogram_scratch,
     partition_sorted_rows,
     split_sorted_rows,
 )
@@ -166,6 +167,7 @@ class MTDecisionTree(MultiTaskEstimator):
         task_total = np.bincount(task, weights=weight, minlength=m)
         column_task = np.repeat(np.arange(m), n_classes)
         presorted, X_t, bins = self._prepare(X) if prepared is None else prepared
+        scratch = None if bins is None else histogram_scratch(bins, int(offsets[-1]))
         keep = np.ones(X.shape[0], dtype=bool)
         goes_left = np.zeros(X.shape[0], dtype=bool)
         feature, threshold, left, right, depth_of, parent_of = [], [], [], [], [], []
@@ -203,7 +205,7 @@ class MTDecisionTree(MultiTaskEstimator):
                                             min_samples_leaf=min_leaf, X_t=X_t,
                                             bins=bins, backend=self._split_backend,
                                             node_counts=counts * remaining[column_task],
-                                            column_task=column_task)
+                                            column_task=column_task, scratch=scratch)
                     if split is None:
                         stop = "no split"
                 if stop is not None:

@@ -154,22 +154,21 @@ def _split_kernel(X_t, sorted_rows, columns, column_task, weights, offsets, node
 
 @njit(cache=True, nogil=True)
 def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_counts,
-                      n_bins, min_leaf):  # pragma: no cover - compiled
+                      n_bins, min_leaf, hist, count):  # pragma: no cover - compiled
     """As :func:`_split_kernel`, from per-node (feature, value, column) histograms.
 
     One pass over the node's rows fills the histograms (no sorting); each boundary between
     consecutive values is then scored from the cumulated counts. ``position`` is the index
     of the last value going left, ``upper`` the index of the next value present in the
     node (the threshold lies between the two).
+
+    ``hist`` (d, max bins, K) and ``count`` (d, max bins) are scratch arrays, all zero on
+    entry and left all zero (only the entries the node's rows touched are reset, so a
+    small node costs its size, not the histogram's).
     """
     d = rank.shape[1]
     m = offsets.size - 1
     K = node_counts.size
-    width = 0
-    for f in range(d):
-        width = max(width, n_bins[f])
-    hist = np.zeros((d, width, K))
-    count = np.zeros((d, width), np.int64)
     for i in range(rows.size):
         r = rows[i]
         c = columns[r]
@@ -254,6 +253,13 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
                     best_upper[k] = upper
                     best_ig_j[k] = ig_j
                     best_gain[k, :] = gain
+    for i in range(rows.size):
+        r = rows[i]
+        c = columns[r]
+        for f in range(d):
+            g = rank[r, f]
+            hist[f, g, c] = 0.0
+            count[f, g] = 0
     return (best_feature, best_position, np.concatenate((best_score, best_ig_j)), best_gain,
             best_upper)
 

@@ -62,6 +62,7 @@ __all__ = [
     "SplitSearchResult",
     "FeatureBins",
     "feature_bins",
+    "histogram_scratch",
     "split_sorted_rows",
     "find_best_split",
     "partition_sorted_rows",
@@ -201,6 +202,7 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
                     X_t: np.ndarray | None = None, bins: FeatureBins | None = None,
                     node_counts: np.ndarray | None = None,
                     column_task: np.ndarray | None = None,
+                    scratch: tuple[np.ndarray, np.ndarray] | None = None,
                     ) -> SplitSearchResult | None:
     """Best split of one node under every criterion (``MTIG(S)`` of Sec. 2.4).
 
@@ -235,6 +237,9 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
         The node's weighted ``(task, label)`` counts when the caller has them (else here).
     column_task : ndarray of int, shape (n_columns,) or None
         The task of every column, ``repeat(arange(m), diff(offsets))`` (else here).
+    scratch : tuple of ndarrays or None
+        :func:`histogram_scratch` of ``bins``, reused across a tree's nodes (else
+        allocated here).
 
     Returns
     -------
@@ -255,7 +260,7 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
             column_task = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
         if bins is not None:
             return _search_histogram(bins, sorted_rows[0], columns, weights, offsets,
-                                     node_counts, min_samples_leaf, column_task)
+                                     node_counts, min_samples_leaf, column_task, scratch)
         if X_t is None:
             X_t = np.ascontiguousarray(X.T)
         return _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts,
@@ -379,11 +384,21 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray | None = None, max_bins: i
     return FeatureBins(np.ascontiguousarray(rank.T), values, n_bins)
 
 
+def histogram_scratch(bins: FeatureBins, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Zeroed scratch arrays for the histogram search of one tree (reused node to node;
+    the kernel leaves them zeroed)."""
+    d, width = bins.values.shape
+    return np.zeros((d, width, n_columns)), np.zeros((d, width), np.int64)
+
+
 def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_leaf,
-                      column_task):
+                      column_task, scratch=None):
+    if scratch is None:
+        scratch = histogram_scratch(bins, node_counts.size)
     feature, position, score, task_gains, upper = _histogram_kernel(
         bins.rank, np.ascontiguousarray(rows), columns, column_task, weights,
-        np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf))
+        np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf),
+        scratch[0], scratch[1])
     scores = score.tolist()
     if not any(math.isfinite(v) for v in scores[:3]):
         return None
