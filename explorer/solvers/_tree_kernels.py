@@ -280,6 +280,47 @@ def _partition_kernel(sorted_rows, goes_left, left, right):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
+def _value_bins(X, max_bins):  # pragma: no cover - compiled
+    """Per feature: sorted distinct values and each row's index among them.
+
+    Returns ``(ok, rank (n, d) int32, values (d, width), n_bins (d,))``; ``ok`` is False
+    (and the rest unfilled) as soon as a feature has more than ``max_bins`` values."""
+    n, d = X.shape
+    distinct = np.empty((d, max_bins))
+    n_bins = np.zeros(d, np.int64)
+    rank = np.empty((n, d), np.int32)
+    for f in range(d):
+        column = np.sort(X[:, f])
+        k = 0
+        for i in range(n):
+            if k == 0 or column[i] != distinct[f, k - 1]:
+                if k == max_bins:
+                    return False, rank, distinct, n_bins
+                distinct[f, k] = column[i]
+                k += 1
+        n_bins[f] = k
+        for i in range(n):
+            v = X[i, f]
+            lo = 0
+            hi = k - 1
+            while lo < hi:  # first distinct value >= v (it equals v)
+                mid = (lo + hi) // 2
+                if distinct[f, mid] < v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            rank[i, f] = lo
+    width = 1
+    for f in range(d):
+        width = max(width, n_bins[f])
+    values = np.empty((d, width))
+    for f in range(d):
+        for g in range(width):
+            values[f, g] = distinct[f, min(g, n_bins[f] - 1)]
+    return True, rank, values, n_bins
+
+
+@njit(cache=True, nogil=True)
 def _split_rows_kernel(sorted_rows, X_t, feature, threshold, goes_left):
     # pragma: no cover - compiled
     """Mark the node's rows with ``X_t[feature, row] <= threshold`` in ``goes_left``

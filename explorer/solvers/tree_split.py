@@ -54,6 +54,7 @@ from ._tree_kernels import (
     _partition_kernel,
     _split_kernel,
     _split_rows_kernel,
+    _value_bins,
 )
 
 __all__ = [
@@ -346,29 +347,16 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray | None = None, max_bins: i
                  ) -> FeatureBins | None:
     """:class:`FeatureBins` of ``X`` when no feature has more than ``max_bins`` values.
 
-    ``presorted`` is ``argsort(X.T, axis=1)`` when the caller has it; without it each
-    column's distinct values come from ``np.unique`` and the scan stops at the first
-    feature with too many (continuous data pays for one column, not a full presort).
+    ``presorted`` is ``argsort(X.T, axis=1)`` when the caller has it; without it one
+    compiled pass sorts each column and stops at the first feature with too many values
+    (continuous data pays for one column, not a full presort).
     Returns None for continuous data. Both ways give the same bins.
     """
     if presorted is None:
-        n, d = X.shape
-        ranks, uniques = [], []
-        for f in range(d):
-            distinct, inverse = np.unique(X[:, f], return_inverse=True)
-            if distinct.size > max_bins:
-                return None
-            uniques.append(distinct)
-            ranks.append(inverse)
-        n_bins = np.array([u.size for u in uniques], dtype=np.int64)
-        values = np.empty((d, int(n_bins.max()) if d else 0))
-        for f, distinct in enumerate(uniques):
-            values[f, :distinct.size] = distinct
-            values[f, distinct.size:] = distinct[-1]
-        rank = np.empty((n, d), dtype=np.int32)
-        for f, inverse in enumerate(ranks):
-            rank[:, f] = inverse.ravel()
-        return FeatureBins(rank, values, n_bins)
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            return None
+        ok, rank, values, n_bins = _value_bins(np.asarray(X, dtype=np.float64), int(max_bins))
+        return FeatureBins(rank, values, n_bins) if ok else None
     sorted_values = np.take_along_axis(X.T, presorted, axis=1)
     step = np.zeros(sorted_values.shape, dtype=np.int32)
     np.cumsum(sorted_values[:, 1:] != sorted_values[:, :-1], axis=1, out=step[:, 1:])
@@ -544,6 +532,7 @@ def warm_up() -> None:
     discrete = np.round(X)
     presorted = np.argsort(discrete.T, axis=1)
     bins = feature_bins(discrete, presorted)
+    feature_bins(discrete)
     find_best_split(discrete, presorted[:1], columns, np.ones(16), np.array([0, 2, 4]),
                     bins=bins)
     _node_statistics(np.arange(16), columns, np.ones(16), np.array([0, 2, 4]),
