@@ -151,7 +151,7 @@ def l21_rows(repeat, quick):
                      "best_peer": fastest, "ratio": times["explorer"] / peers[fastest],
                      "tolerances": {k: v[0] for k, v in tols.items()},
                      "objective_rel": {k: v[1] / best - 1 for k, v in tols.items()},
-                     "solver": ours(tols["explorer"][0]).solver_})
+                     "solver": getattr(ours(tols["explorer"][0]), "solver_", "fista")})
         del X, y
     return rows
 
@@ -202,7 +202,8 @@ def rmtfl_rows(repeat):
                                                                if paper else ""),
                      "explorer_s": t_ours, "peers_s": {"cvxpy": t_cvx}, "best_peer": "cvxpy",
                      "ratio": t_ours / t_cvx, "tolerances": {"explorer": tol},
-                     "objective_rel": {"explorer": value / opt - 1}, "solver": est.solver_,
+                     "objective_rel": {"explorer": value / opt - 1},
+                     "solver": getattr(est, "solver_", "fista"),
                      "iterations": est.n_iter_})
     return rows
 

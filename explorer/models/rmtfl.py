@@ -14,6 +14,12 @@ outlier tasks). The solver is the shared accelerated proximal gradient routine
 constant. Per-task gradients come from :class:`explorer.solvers.multitask_least_squares.
 StackedTasks`, so tasks may have different ``n_i`` and no (dm x dm) matrix is formed.
 
+The separable group penalties (rows, columns, both, L1) are also solved by block coordinate
+descent (:mod:`explorer.solvers.block_cd`: one group at a time with the residuals kept up to
+date, a working set so zero groups cost nothing, a duality-gap stopping test reported as
+``dual_gap_``); ``solver="auto"`` picks the faster of the two for the problem, and both
+reach the same optimum (tests/test_block_cd.py).
+
 Default regularisation. The paper's rule (Eq. 16, ``lambda ~ sqrt(d m) / sum n_i``) reaches
 ``lambda_max`` near ``n_i = 200`` and then zeroes everything, so the default here is relative
 to the closed-form ``lambda_max`` of each penalty (the smallest value for which P = 0, resp.
