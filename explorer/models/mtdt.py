@@ -24,7 +24,9 @@ from ..solvers.tree_split import (
     CRITERIA,
     feature_bins,
     find_best_split,
+    histogram_scratch,
     partition_sorted_rows,
+    split_sorted_rows,
 )
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 
@@ -133,12 +135,18 @@ class MTDecisionTree(MultiTaskEstimator):
         yield from self._grow(X, codes, task, weight, classes)
 
     def _prepare(self, X) -> tuple:
-        """Per-data work shared by all trees of a booster: presort, ``X.T``, value bins."""
-        presorted = np.argsort(X.T, axis=1)
-        bins = (feature_bins(X, presorted, self._histogram_max_bins)
+        """Per-data work shared by all trees of a booster: presort, ``X.T``, value bins.
+
+        With few distinct values per feature (the histogram search) only the first
+        feature's order is needed (the node's row list); it is what the full presort's
+        first row was, so the trees are the same."""
+        bins = (feature_bins(X, None, self._histogram_max_bins)
                 if self._split_backend == "numba" else None)
         if bins is not None:  # only the node's rows are needed: keep one "feature" row
-            presorted = presorted[:1]
+            presorted = np.argsort(X[:, 0])[None, :] if X.shape[0] else \
+                np.zeros((1, 0), dtype=np.intp)
+        else:
+            presorted = np.argsort(X.T, axis=1)
         return presorted, np.ascontiguousarray(X.T), bins
 
     def _grow(self, X, codes, task, weight, classes, prepared=None) -> Iterator[Snapshot]:
@@ -159,6 +167,7 @@ class MTDecisionTree(MultiTaskEstimator):
         task_total = np.bincount(task, weights=weight, minlength=m)
         column_task = np.repeat(np.arange(m), n_classes)
         presorted, X_t, bins = self._prepare(X) if prepared is None else prepared
+        scratch = None if bins is None else histogram_scratch(bins, int(offsets[-1]))
         keep = np.ones(X.shape[0], dtype=bool)
         goes_left = np.zeros(X.shape[0], dtype=bool)
         feature, threshold, left, right, depth_of, parent_of = [], [], [], [], [], []
@@ -174,11 +183,15 @@ class MTDecisionTree(MultiTaskEstimator):
                 rows, columns, weight, offsets, active, parent_major, purity)
             stops = reason > 0
             codes_here = np.where(stops, major, -1)
-            leaves = [(int(j), _STOP_REASONS[reason[j]]) for j in np.flatnonzero(stops)]
+            # plain Python on short lists: cheaper per node than NumPy calls on (m,) arrays
+            reasons = reason.tolist()
+            leaves = [(j, _STOP_REASONS[r]) for j, r in enumerate(reasons) if r > 0]
             remaining = active & ~stops
             split = None
             if remaining.any():
-                if np.any(n_samples[~remaining] > 0):  # drop the stopped tasks' rows
+                if any(n > 0 and not k for n, k in zip(n_samples.tolist(), remaining.tolist(),
+                                                       strict=True)):
+                    # drop the stopped tasks' rows
                     keep[rows] = remaining[task[rows]]
                     sorted_rows = _filter(sorted_rows, keep)
                     keep[rows] = True
@@ -192,7 +205,7 @@ class MTDecisionTree(MultiTaskEstimator):
                                             min_samples_leaf=min_leaf, X_t=X_t,
                                             bins=bins, backend=self._split_backend,
                                             node_counts=counts * remaining[column_task],
-                                            column_task=column_task)
+                                            column_task=column_task, scratch=scratch)
                     if split is None:
                         stop = "no split"
                 if stop is not None:
@@ -220,10 +233,8 @@ class MTDecisionTree(MultiTaskEstimator):
                 feature[node], threshold[node] = chosen.feature, chosen.threshold
                 left[node], right[node] = next_id, next_id + 1
                 split_record = (split, chosen, decider, next_id)
-                node_rows = sorted_rows[0]
-                goes_left[node_rows] = X[node_rows, chosen.feature] <= chosen.threshold
-                left_rows, right_rows = partition_sorted_rows(sorted_rows, goes_left)
-                goes_left[node_rows] = False
+                left_rows, right_rows = split_sorted_rows(sorted_rows, X_t, chosen.feature,
+                                                          chosen.threshold, goes_left)
                 queue.append((next_id, node, depth + 1, left_rows, remaining, major))
                 queue.append((next_id + 1, node, depth + 1, right_rows, remaining, major))
                 next_id += 2

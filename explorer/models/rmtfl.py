@@ -14,6 +14,12 @@ outlier tasks). The solver is the shared accelerated proximal gradient routine
 constant. Per-task gradients come from :class:`explorer.solvers.multitask_least_squares.
 StackedTasks`, so tasks may have different ``n_i`` and no (dm x dm) matrix is formed.
 
+The separable group penalties (rows, columns, both, L1) are also solved by block coordinate
+descent (:mod:`explorer.solvers.block_cd`: one group at a time with the residuals kept up to
+date, a working set so zero groups cost nothing, a duality-gap stopping test reported as
+``dual_gap_``); ``solver="auto"`` picks the faster of the two for the problem, and both
+reach the same optimum (tests/test_block_cd.py).
+
 Default regularisation. The paper's rule (Eq. 16, ``lambda ~ sqrt(d m) / sum n_i``) reaches
 ``lambda_max`` near ``n_i = 200`` and then zeroes everything, so the default here is relative
 to the closed-form ``lambda_max`` of each penalty (the smallest value for which P = 0, resp.
@@ -45,6 +51,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_multitask, check_scalar
+from ..solvers.block_cd import block_cd_steps, relative_duality_gap
 from ..solvers.multitask_least_squares import StackedTasks
 from ..solvers.proximal_gradient import proximal_gradient_steps
 from ..solvers.proximal_operators import (
@@ -80,6 +87,14 @@ DEFAULT_FRACTIONS = {"lambda_rows": 0.2, "lambda_trace": 0.2, "lambda_columns": 
 DEFAULT_RATIO = 1.15
 #: "auto" penalty of the single-penalty baselines, as a fraction of their lambda_max.
 SINGLE_PENALTY_FRACTION = 0.1
+#: ``solver="auto"`` picks block coordinate descent for per-task designs only when tasks have
+#: at most this fraction of d samples on average (wide designs: few groups active, sweeps
+#: cheap, MFISTA slow) and the problem has more than :data:`AUTO_BCD_MIN_ENTRIES` design
+#: entries; measured by ``benchmarks/bench_peers.py --crossover`` (see
+#: :meth:`_StackedProxMTL._use_bcd`).
+AUTO_BCD_MAX_SAMPLES_PER_FEATURE = 0.25
+AUTO_BCD_MIN_ENTRIES = 20_000
+SOLVERS = ("auto", "bcd", "fista")
 
 
 def _resolve(value, name: str, lambda_max: float, fraction: float) -> float:
@@ -117,10 +132,43 @@ class _StackedProxMTL(MultiTaskEstimator):
     #: The blocks' penalty kinds for the compiled iteration (:mod:`explorer.solvers.
     #: stacked_fista`); None (trace norm) uses the generic proximal-gradient routine.
     _penalty_kinds: tuple[str, ...] | None = None
+    #: Whether block coordinate descent (:mod:`explorer.solvers.block_cd`) solves the model
+    #: (the estimator then has a ``solver`` parameter).
+    _bcd: bool = False
 
     def _check_common(self) -> None:
         check_scalar(self.max_iter, "max_iter", kind=int, low=1)
         check_scalar(self.tol, "tol", low=0)
+        solver = getattr(self, "solver", "fista")
+        if solver not in SOLVERS:
+            raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
+
+    def _use_bcd(self, data: StackedTasks, lams: tuple[float, ...]) -> bool:
+        """Block coordinate descent or MFISTA for this fit (``solver``; "auto" rule below).
+
+        BCD needs every penalty > 0 (its duality gap is the stopping test). "auto" (measured
+        crossover, ``benchmarks/bench_peers.py --crossover``): BCD on a design shared by all
+        tasks (the MultiTaskLasso setting: a sweep touches only the working set's rows),
+        and on wide per-task designs (mean n_t <= 0.25 d, more than 20 000 entries);
+        MFISTA for the column-group model alone (a column step costs as much as a MFISTA
+        iteration and the sweeps are no fewer), for tall per-task designs (MFISTA converges
+        in a few BLAS-bound iterations) and for tiny problems (per-sweep overhead).
+        """
+        solver = getattr(self, "solver", "fista")
+        if not self._bcd or solver == "fista":
+            return False
+        positive = all(lam > 0 for lam in lams)
+        if solver == "bcd":
+            if not positive:
+                raise ValueError(f"solver='bcd' needs positive penalties; got {lams}. Use "
+                                 "solver='fista' for an unpenalised block.")
+            return True
+        if not positive or self._penalty_kinds == ("columns",):
+            return False
+        if data.shared_design is not None:
+            return True
+        wide = np.mean(data.counts) <= AUTO_BCD_MAX_SAMPLES_PER_FEATURE * data.d
+        return bool(wide and data.n_design_entries > AUTO_BCD_MIN_ENTRIES)
 
     def _stack(self, X, y, task, m) -> StackedTasks:
         return StackedTasks(X, y, task, m, normalize=bool(self.normalize),
@@ -204,19 +252,31 @@ class _StackedProxMTL(MultiTaskEstimator):
         lams = tuple(penalties[name] for name in self._penalties)
         monitor = ConvergenceMonitor(type(self).__name__, tol=float(self.tol),
                                      max_iter=int(self.max_iter))
-        lipschitz = max(data.lipschitz_lower_bound(), 1e-12)
-        # compiled iteration, except where one GEMM per product (shared design) is faster
-        if self._penalty_kinds is not None and data.shared_design is None:
-            steps = stacked_fista_steps(data, self._penalty_kinds, lams, self._initial(data),
-                                        lipschitz=lipschitz)
+        bcd = self._use_bcd(data, lams)
+        if bcd:
+            monitor.criterion = "relative duality gap"
+            steps = block_cd_steps(data, self._penalty_kinds, lams, self._initial(data),
+                                   tol=float(self.tol))
         else:
-            smooth, prox, penalty, value = self._problem(data, lams)
-            steps = proximal_gradient_steps(self._initial(data), smooth, prox, penalty,
-                                            lipschitz=lipschitz, smooth_value=value)
+            lipschitz = max(data.lipschitz_lower_bound(), 1e-12)
+            # compiled iteration, except where one GEMM per product (shared design) is faster
+            if self._penalty_kinds is not None and data.shared_design is None:
+                steps = stacked_fista_steps(data, self._penalty_kinds, lams,
+                                            self._initial(data), lipschitz=lipschitz)
+            else:
+                smooth, prox, penalty, value = self._problem(data, lams)
+                steps = proximal_gradient_steps(self._initial(data), smooth, prox, penalty,
+                                                lipschitz=lipschitz, smooth_value=value)
         last = None
+        gap = np.inf
         for step in steps:
-            monitor.record(step.objective,
-                           change=step.relative_change if step.iteration > 1 else None)
+            if bcd:
+                # the gap is computed every few sweeps; in between the last value stands
+                gap = gap if np.isnan(step.dual_gap) else step.dual_gap
+                monitor.record(step.objective, change=gap)
+            else:
+                monitor.record(step.objective,
+                               change=step.relative_change if step.iteration > 1 else None)
             last = step
             yield Snapshot(step=step.iteration, objective=step.objective,
                            matrices=LazyMapping(partial(self._matrices, data, step.x)),
@@ -232,6 +292,13 @@ class _StackedProxMTL(MultiTaskEstimator):
         self.lambda_max_ = lambda_max
         for name, lam in penalties.items():
             setattr(self, name + "_", lam)
+        self.solver_ = "bcd" if bcd else "fista"
+        if bcd and np.isfinite(gap) and not np.isnan(last.dual_gap):
+            self.dual_gap_ = float(last.dual_gap)
+        elif self._bcd and all(lam > 0 for lam in lams):
+            self.dual_gap_ = relative_duality_gap(data, self._penalty_kinds, lams, last.x)
+        else:
+            self.dual_gap_ = float("nan")
         monitor.finish(self)
 
     def _store_extra(self, fitted: dict[str, np.ndarray]) -> None:
@@ -248,7 +315,12 @@ class _StackedProxMTL(MultiTaskEstimator):
         return out
 
     def _info(self, data: StackedTasks, step) -> dict:
-        return {"lipschitz": step.lipschitz, "relative_change": step.relative_change}
+        """``lipschitz`` (MFISTA's step constant; NaN for BCD), ``relative_change`` (of
+        the objective), ``dual_gap`` (BCD: relative duality gap when computed after this
+        sweep, else NaN; MFISTA: NaN)."""
+        return {"lipschitz": getattr(step, "lipschitz", float("nan")),
+                "relative_change": step.relative_change,
+                "dual_gap": getattr(step, "dual_gap", float("nan"))}
 
     def predict(self, X, task) -> np.ndarray:
         """``x^T w_t + b_t`` for each row, shape (n_samples,)."""
@@ -261,10 +333,20 @@ class _StackedProxMTL(MultiTaskEstimator):
         return {"W": self.coef_.copy()}
 
 
+_SOLVER_DOC = """    solver : {"auto", "bcd", "fista"}
+        "bcd": block coordinate descent (:mod:`explorer.solvers.block_cd`: one sweep over
+        the working set's groups per iteration, duality-gap stopping); "fista": MFISTA
+        (Eq. 5-8); "auto": the faster for the problem (:meth:`_use_bcd`). Both reach the
+        same optimum. With "bcd", ``max_iter`` counts sweeps and ``tol`` bounds the relative
+        duality gap ``(F(W) - D) / F(W)`` (which bounds the relative suboptimality); with
+        "fista", iterations and the relative objective change.
+"""
+
 _COMMON_PARAMS_DOC = """    max_iter : int
-        Most MFISTA iterations.
+        Most MFISTA iterations (BCD sweeps with ``solver="bcd"``).
     tol : float
-        Stop when the relative objective change falls below ``tol``.
+        Stop when the relative objective change falls below ``tol`` (MFISTA), or the
+        relative duality gap does (BCD).
     normalize : bool
         Scale every feature of every task to unit norm (Eq. 1); coefficients are mapped back.
     fit_intercept : bool
@@ -275,6 +357,12 @@ _COMMON_PARAMS_DOC = """    max_iter : int
         start from a previous solution.
     random_state : None, int or Generator
         Unused (the solver is deterministic); part of the uniform estimator contract."""
+
+_BCD_ATTRS_DOC = """    solver_ : {"bcd", "fista"}
+        The solver that ran.
+    dual_gap_ : float
+        Relative duality gap ``(F(W) - D(theta)) / F(W)`` of the answer (an upper bound of
+        its relative suboptimality; ``block_cd`` module docstring)."""
 
 
 class RobustMTFL(_StackedProxMTL):
@@ -295,7 +383,7 @@ class RobustMTFL(_StackedProxMTL):
         The paper's lambda2: weight of ``||Q^T||_{{1,2}}`` (sum of column norms; column
         sparsity = outlier tasks). "auto" = ``1.15 * sqrt(d / m) * lambda_rows_``.
 {_COMMON_PARAMS_DOC}
-
+{_SOLVER_DOC}
     Attributes
     ----------
     coef_ : ndarray of shape (d, m)
@@ -316,7 +404,7 @@ class RobustMTFL(_StackedProxMTL):
     objective_history_ : ndarray of shape (n_iter_,)
         Eq. (2) on the normalised data after each iteration.
     n_iter_ : int;  converged_ : bool;  n_tasks_, n_features_in_ : int
-
+{_BCD_ATTRS_DOC}
     Snapshots carry ``matrices`` ``{{"P", "Q", "W"}}`` (d, m) and ``info``
     ``{{"outlier_scores", "outlier_tasks", "shared_features", "lipschitz",
     "relative_change"}}`` with the fitted attributes' shapes and meaning.
@@ -334,10 +422,11 @@ class RobustMTFL(_StackedProxMTL):
     _penalties = ("lambda_rows", "lambda_columns")
     _block_names = ("P", "Q")
     _penalty_kinds = ("rows", "columns")
+    _bcd = True
 
     def __init__(self, *, lambda_rows="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
-                 warm_start: bool = False, random_state=None):
+                 warm_start: bool = False, solver: str = "auto", random_state=None):
         self.lambda_rows = lambda_rows
         self.lambda_columns = lambda_columns
         self.max_iter = max_iter
@@ -345,6 +434,7 @@ class RobustMTFL(_StackedProxMTL):
         self.normalize = normalize
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.solver = solver
         self.random_state = random_state
 
     def _lambda_max(self, data):
@@ -462,7 +552,7 @@ class MultiTaskLassoL1(_SinglePenaltyMTL):
     lambda_l1 : float >= 0 or "auto"
         Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_l1"]``.
 {_COMMON_PARAMS_DOC}
-
+{_SOLVER_DOC}
     Attributes
     ----------
     coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
@@ -470,20 +560,22 @@ class MultiTaskLassoL1(_SinglePenaltyMTL):
     lambda_max_ : dict {{"lambda_l1": float}}
         The largest entry of the gradient at 0 (smallest penalty with W = 0).
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-    """
+{_BCD_ATTRS_DOC}    """
 
     _penalties = ("lambda_l1",)
     _penalty_kinds = ("l1",)
+    _bcd = True
 
     def __init__(self, *, lambda_l1="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
-                 random_state=None):
+                 solver: str = "auto", random_state=None):
         self.lambda_l1 = lambda_l1
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.solver = solver
         self.random_state = random_state
 
     def _lambda_max_value(self, data):
@@ -506,7 +598,7 @@ class L21MTFL(_SinglePenaltyMTL):
     lambda_rows : float >= 0 or "auto"
         Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_rows"]``.
 {_COMMON_PARAMS_DOC}
-
+{_SOLVER_DOC}
     Attributes
     ----------
     coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
@@ -514,20 +606,22 @@ class L21MTFL(_SinglePenaltyMTL):
     lambda_max_ : dict {{"lambda_rows": float}}
         The largest row norm of the gradient at 0 (smallest penalty with W = 0).
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-    """
+{_BCD_ATTRS_DOC}    """
 
     _penalties = ("lambda_rows",)
     _penalty_kinds = ("rows",)
+    _bcd = True
 
     def __init__(self, *, lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
-                 random_state=None):
+                 solver: str = "auto", random_state=None):
         self.lambda_rows = lambda_rows
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.solver = solver
         self.random_state = random_state
 
     def _lambda_max_value(self, data):
@@ -550,7 +644,7 @@ class ColumnGroupMTL(_SinglePenaltyMTL):
     lambda_columns : float >= 0 or "auto"
         Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_columns"]``.
 {_COMMON_PARAMS_DOC}
-
+{_SOLVER_DOC}
     Attributes
     ----------
     coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
@@ -558,20 +652,22 @@ class ColumnGroupMTL(_SinglePenaltyMTL):
     lambda_max_ : dict {{"lambda_columns": float}}
         The largest column norm of the gradient at 0 (smallest penalty with W = 0).
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-    """
+{_BCD_ATTRS_DOC}    """
 
     _penalties = ("lambda_columns",)
     _penalty_kinds = ("columns",)
+    _bcd = True
 
     def __init__(self, *, lambda_columns="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
-                 random_state=None):
+                 solver: str = "auto", random_state=None):
         self.lambda_columns = lambda_columns
         self.max_iter = max_iter
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.solver = solver
         self.random_state = random_state
 
     def _lambda_max_value(self, data):
@@ -653,6 +749,7 @@ class RMTL(RobustMTFL):
 
     _penalties = ("lambda_trace", "lambda_columns")
     _penalty_kinds = None
+    _bcd = False
 
     def __init__(self, *, lambda_trace="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
@@ -696,7 +793,7 @@ class TwoStageRMTFL(MultiTaskEstimator):
         Stage 1's penalties (as :class:`RobustMTFL`).
     refit_lambda_rows : float >= 0 or "auto"
         Stage 2's ``||W||_{1,2}`` weight; "auto" = 0.1 lambda_max of the refit data.
-    max_iter, tol, normalize, fit_intercept, random_state
+    max_iter, tol, normalize, fit_intercept, solver, random_state
         As :class:`RobustMTFL`, for each stage.
 
     Attributes
@@ -720,7 +817,8 @@ class TwoStageRMTFL(MultiTaskEstimator):
 
     def __init__(self, *, lambda_rows="auto", lambda_columns="auto",
                  refit_lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
-                 normalize: bool = True, fit_intercept: bool = True, random_state=None):
+                 normalize: bool = True, fit_intercept: bool = True, solver: str = "auto",
+                 random_state=None):
         self.lambda_rows = lambda_rows
         self.lambda_columns = lambda_columns
         self.refit_lambda_rows = refit_lambda_rows
@@ -728,11 +826,12 @@ class TwoStageRMTFL(MultiTaskEstimator):
         self.tol = tol
         self.normalize = normalize
         self.fit_intercept = fit_intercept
+        self.solver = solver
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         common = dict(max_iter=self.max_iter, tol=self.tol, normalize=self.normalize,
-                      fit_intercept=self.fit_intercept)
+                      fit_intercept=self.fit_intercept, solver=self.solver)
         m = n_tasks_of(task)
         first = RobustMTFL(lambda_rows=self.lambda_rows, lambda_columns=self.lambda_columns,
                            **common)

@@ -6,10 +6,13 @@ def warm_up() -> None:
 
     The app calls this at server start, off the event loop, so no user click pays for
     compilation: the tree split search (:func:`explorer.solvers.tree_split.warm_up`) and
-    the MFISTA iteration of the rMTFL family (:func:`explorer.solvers.stacked_fista.warm_up`).
+    the MFISTA iteration of the rMTFL family (:func:`explorer.solvers.stacked_fista.warm_up`)
+    and its block coordinate descent sweeps (:func:`explorer.solvers.block_cd.warm_up`), and
+    MT-KNN's interior-point step (:func:`explorer.solvers.task_weights.warm_up`).
     """
-    from . import stacked_fista, task_weights, tree_split
+    from . import block_cd, stacked_fista, task_weights, tree_split
 
     tree_split.warm_up()
     stacked_fista.warm_up()
+    block_cd.warm_up()
     task_weights.warm_up()

@@ -154,22 +154,21 @@ def _split_kernel(X_t, sorted_rows, columns, column_task, weights, offsets, node
 
 @njit(cache=True, nogil=True)
 def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_counts,
-                      n_bins, min_leaf):  # pragma: no cover - compiled
+                      n_bins, min_leaf, hist, count):  # pragma: no cover - compiled
     """As :func:`_split_kernel`, from per-node (feature, value, column) histograms.
 
     One pass over the node's rows fills the histograms (no sorting); each boundary between
     consecutive values is then scored from the cumulated counts. ``position`` is the index
     of the last value going left, ``upper`` the index of the next value present in the
     node (the threshold lies between the two).
+
+    ``hist`` (d, max bins, K) and ``count`` (d, max bins) are scratch arrays, all zero on
+    entry and left all zero (only the entries the node's rows touched are reset, so a
+    small node costs its size, not the histogram's).
     """
     d = rank.shape[1]
     m = offsets.size - 1
     K = node_counts.size
-    width = 0
-    for f in range(d):
-        width = max(width, n_bins[f])
-    hist = np.zeros((d, width, K))
-    count = np.zeros((d, width), np.int64)
     for i in range(rows.size):
         r = rows[i]
         c = columns[r]
@@ -254,6 +253,13 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
                     best_upper[k] = upper
                     best_ig_j[k] = ig_j
                     best_gain[k, :] = gain
+    for i in range(rows.size):
+        r = rows[i]
+        c = columns[r]
+        for f in range(d):
+            g = rank[r, f]
+            hist[f, g, c] = 0.0
+            count[f, g] = 0
     return (best_feature, best_position, np.concatenate((best_score, best_ig_j)), best_gain,
             best_upper)
 
@@ -271,6 +277,67 @@ def _partition_kernel(sorted_rows, goes_left, left, right):  # pragma: no cover 
             else:
                 right[f, b] = r
                 b += 1
+
+
+@njit(cache=True, nogil=True)
+def _value_bins(X, max_bins):  # pragma: no cover - compiled
+    """Per feature: sorted distinct values and each row's index among them.
+
+    Returns ``(ok, rank (n, d) int32, values (d, width), n_bins (d,))``; ``ok`` is False
+    (and the rest unfilled) as soon as a feature has more than ``max_bins`` values."""
+    n, d = X.shape
+    distinct = np.empty((d, max_bins))
+    n_bins = np.zeros(d, np.int64)
+    rank = np.empty((n, d), np.int32)
+    for f in range(d):
+        column = np.sort(X[:, f])
+        k = 0
+        for i in range(n):
+            if k == 0 or column[i] != distinct[f, k - 1]:
+                if k == max_bins:
+                    return False, rank, distinct, n_bins
+                distinct[f, k] = column[i]
+                k += 1
+        n_bins[f] = k
+        for i in range(n):
+            v = X[i, f]
+            lo = 0
+            hi = k - 1
+            while lo < hi:  # first distinct value >= v (it equals v)
+                mid = (lo + hi) // 2
+                if distinct[f, mid] < v:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            rank[i, f] = lo
+    width = 1
+    for f in range(d):
+        width = max(width, n_bins[f])
+    values = np.empty((d, width))
+    for f in range(d):
+        for g in range(width):
+            values[f, g] = distinct[f, min(g, n_bins[f] - 1)]
+    return True, rank, values, n_bins
+
+
+@njit(cache=True, nogil=True)
+def _split_rows_kernel(sorted_rows, X_t, feature, threshold, goes_left):
+    # pragma: no cover - compiled
+    """Mark the node's rows with ``X_t[feature, row] <= threshold`` in ``goes_left``
+    (all False on entry and on return), then partition every sorted list stably."""
+    rows = sorted_rows[0]
+    n_left = 0
+    for i in range(rows.size):
+        r = rows[i]
+        if X_t[feature, r] <= threshold:
+            goes_left[r] = True
+            n_left += 1
+    left = np.empty((sorted_rows.shape[0], n_left), dtype=sorted_rows.dtype)
+    right = np.empty((sorted_rows.shape[0], rows.size - n_left), dtype=sorted_rows.dtype)
+    _partition_kernel(sorted_rows, goes_left, left, right)
+    for i in range(rows.size):
+        goes_left[rows[i]] = False
+    return left, right
 
 
 @njit(cache=True, nogil=True)

@@ -37,10 +37,16 @@ class StackedTasks:
     """
 
     def __init__(self, X, y, task, n_tasks, *, normalize=True, center=True):
-        order = np.argsort(task, kind="stable")
-        X = np.asarray(X, dtype=np.float64)[order]
-        y = np.asarray(y, dtype=np.float64)[order]
+        task = np.asarray(task)
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
         counts = np.bincount(task, minlength=n_tasks)
+        private = task.size > 1 and not np.all(task[:-1] <= task[1:])
+        if private:  # rows task by task (a copy, ours to modify)
+            order = np.argsort(task, kind="stable")
+            X, y = X[order], y[order]
+        else:
+            y = y.copy()
         self.m, self.d = int(n_tasks), X.shape[1]
         self.offsets = np.concatenate([[0], np.cumsum(counts)])
         self.slices = [slice(self.offsets[t], self.offsets[t + 1]) for t in range(self.m)]
@@ -48,34 +54,69 @@ class StackedTasks:
         self.x_mean = np.zeros((self.d, self.m))
         self.y_mean = np.zeros(self.m)
         self.scale = np.ones((self.d, self.m))
-        for t, sl in enumerate(self.slices):
-            if center:
-                self.x_mean[:, t] = X[sl].mean(axis=0)
-                self.y_mean[t] = y[sl].mean()
-                X[sl] -= self.x_mean[:, t]
-                y[sl] -= self.y_mean[t]
-            if normalize:
-                norms = np.sqrt(np.sum(X[sl] ** 2, axis=0))
-                norms[norms == 0] = 1.0
-                self.scale[:, t] = norms
-                X[sl] /= norms
-        self.X, self.y = X, y
+        # Every task on the same design (the MultiTaskLasso setting), found on the raw rows:
+        # then only that (n0, d) design is centred, normalised and kept (centring and Eq. 1
+        # give every task the same columns), products are one GEMM with it, and the stacked
+        # copy is built only if something asks for ``X``.
+        self._shared_design = None
+        self._X = None
+        n0 = int(counts[0]) if self.m else 0
+        if n0 > 0 and np.all(counts == n0) and self.m > 1:
+            first = X[:n0]
+            if X.flags.c_contiguous:
+                from ._bcd_kernels import _blocks_equal
+                same = _blocks_equal(X, n0, self.m)
+            else:
+                same = all(np.array_equal(first, X[sl]) for sl in self.slices[1:])
+            if same:
+                X0 = first.copy()
+                if center:
+                    mean = X0.mean(axis=0)
+                    X0 -= mean
+                    self.x_mean[:] = mean[:, None]
+                    self.y_mean = y.reshape(self.m, n0).mean(axis=1)
+                    y -= np.repeat(self.y_mean, n0)
+                if normalize:
+                    norms = np.sqrt(np.sum(X0 ** 2, axis=0))
+                    norms[norms == 0] = 1.0
+                    self.scale[:] = norms[:, None]
+                    X0 /= norms
+                self._shared_design = X0
+                self._Y = y.reshape(self.m, n0).T          # (n0, m), column t = task t
+        if self._shared_design is None:
+            if not private:
+                X = X.copy()
+            for t, sl in enumerate(self.slices):
+                if center:
+                    self.x_mean[:, t] = X[sl].mean(axis=0)
+                    self.y_mean[t] = y[sl].mean()
+                    X[sl] -= self.x_mean[:, t]
+                    y[sl] -= self.y_mean[t]
+                if normalize:
+                    norms = np.sqrt(np.sum(X[sl] ** 2, axis=0))
+                    norms[norms == 0] = 1.0
+                    self.scale[:, t] = norms
+                    X[sl] /= norms
+            self._X = X
+        self.y = y
         self.weight = 1.0 / (self.m * np.maximum(self.counts, 1))  # 1 / (m n_i) per task
         # Small problems: one gathered einsum beats m Python-level products (measured ~2x
         # per iteration at m=10, d=50, n=20); large ones: per-task products read X once and
         # need no (n, d) temporaries, which keeps an iteration near the memory-traffic floor.
-        self._vectorized = X.size <= VECTORIZE_MAX_ENTRIES and bool(np.all(counts > 0))
-        # Every task on the same design (the MultiTaskLasso setting): products become one
-        # GEMM with the (n0, d) design instead of m GEMVs over the stacked copies.
-        self._shared_design = None
-        n0 = int(counts[0]) if self.m else 0
-        if n0 > 0 and np.all(counts == n0) and self.m > 1:
-            first = X[:n0]
-            if all(np.array_equal(first, X[sl]) for sl in self.slices[1:]):
-                self._shared_design = first
-                self._Y = y.reshape(self.m, n0).T          # (n0, m), column t = task t
+        self._vectorized = task.size * self.d <= VECTORIZE_MAX_ENTRIES and \
+            bool(np.all(counts > 0))
         self._row_task = np.repeat(np.arange(self.m), counts)
         self._row_weight = self.weight[self._row_task]
+        self._grad_at_zero = None
+
+    @property
+    def X(self) -> np.ndarray:
+        """The stacked, centred, normalised design (n_samples, d), task by task.
+
+        With a shared design it is built (by tiling) only on first access."""
+        if self._X is None:
+            self._X = np.tile(self._shared_design, (self.m, 1))
+        return self._X
 
     @property
     def shared_design(self) -> np.ndarray | None:
@@ -84,6 +125,12 @@ class StackedTasks:
         Products then go through one GEMM, which is what makes this layout fast.
         """
         return self._shared_design
+
+    @property
+    def n_design_entries(self) -> int:
+        """Entries of the design a solver reads: ``n0 d`` for a shared design, else ``n d``."""
+        design = self._shared_design if self._shared_design is not None else self.X
+        return int(design.size)
 
     @property
     def row_task(self) -> np.ndarray:
@@ -166,12 +213,17 @@ class StackedTasks:
         return float(val), G
 
     def grad_at_zero(self) -> np.ndarray:
-        """Gradient of ``f`` at ``W = 0``, shape (d, m)."""
-        return self.value_grad(np.zeros((self.d, self.m)))[1]
+        """Gradient of ``f`` at ``W = 0``, ``-2/(m n_i) X_i^T y_i``, shape (d, m)."""
+        if self._grad_at_zero is None:
+            self._grad_at_zero = self.task_gradients(-2.0 * self._row_weight * self.y)
+        return self._grad_at_zero
 
     def lipschitz_lower_bound(self) -> float:
         """Largest diagonal entry of the Hessian, ``2/(m n_i) ||X_i[:, j]||^2`` (a lower bound
         of the Lipschitz constant of the gradient in W)."""
+        if self._shared_design is not None:
+            return float(2.0 * np.max(self.weight) * np.max(np.sum(self._shared_design ** 2,
+                                                                     axis=0)))
         return max(float(np.max(2.0 * self.weight[t] * np.sum(self.X[sl] ** 2, axis=0)))
                    for t, sl in enumerate(self.slices))
 

@@ -42,12 +42,20 @@ compiles or loads the kernels; the app calls it at server start, off the event l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._tree_kernels import _histogram_kernel, _node_statistics, _partition_kernel, _split_kernel
+from ._tree_kernels import (
+    _histogram_kernel,
+    _node_statistics,
+    _partition_kernel,
+    _split_kernel,
+    _split_rows_kernel,
+    _value_bins,
+)
 
 __all__ = [
     "CRITERIA",
@@ -55,6 +63,8 @@ __all__ = [
     "SplitSearchResult",
     "FeatureBins",
     "feature_bins",
+    "histogram_scratch",
+    "split_sorted_rows",
     "find_best_split",
     "partition_sorted_rows",
     "relative_gains",
@@ -193,6 +203,7 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
                     X_t: np.ndarray | None = None, bins: FeatureBins | None = None,
                     node_counts: np.ndarray | None = None,
                     column_task: np.ndarray | None = None,
+                    scratch: tuple[np.ndarray, np.ndarray] | None = None,
                     ) -> SplitSearchResult | None:
     """Best split of one node under every criterion (``MTIG(S)`` of Sec. 2.4).
 
@@ -227,6 +238,9 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
         The node's weighted ``(task, label)`` counts when the caller has them (else here).
     column_task : ndarray of int, shape (n_columns,) or None
         The task of every column, ``repeat(arange(m), diff(offsets))`` (else here).
+    scratch : tuple of ndarrays or None
+        :func:`histogram_scratch` of ``bins``, reused across a tree's nodes (else
+        allocated here).
 
     Returns
     -------
@@ -247,7 +261,7 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
             column_task = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
         if bins is not None:
             return _search_histogram(bins, sorted_rows[0], columns, weights, offsets,
-                                     node_counts, min_samples_leaf, column_task)
+                                     node_counts, min_samples_leaf, column_task, scratch)
         if X_t is None:
             X_t = np.ascontiguousarray(X.T)
         return _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts,
@@ -329,12 +343,20 @@ class FeatureBins:
     n_bins: np.ndarray
 
 
-def feature_bins(X: np.ndarray, presorted: np.ndarray, max_bins: int = 64
+def feature_bins(X: np.ndarray, presorted: np.ndarray | None = None, max_bins: int = 64
                  ) -> FeatureBins | None:
     """:class:`FeatureBins` of ``X`` when no feature has more than ``max_bins`` values.
 
-    ``presorted`` is ``argsort(X.T, axis=1)``. Returns None for continuous data.
+    ``presorted`` is ``argsort(X.T, axis=1)`` when the caller has it; without it one
+    compiled pass sorts each column and stops at the first feature with too many values
+    (continuous data pays for one column, not a full presort).
+    Returns None for continuous data. Both ways give the same bins.
     """
+    if presorted is None:
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            return None
+        ok, rank, values, n_bins = _value_bins(np.asarray(X, dtype=np.float64), int(max_bins))
+        return FeatureBins(rank, values, n_bins) if ok else None
     sorted_values = np.take_along_axis(X.T, presorted, axis=1)
     step = np.zeros(sorted_values.shape, dtype=np.int32)
     np.cumsum(sorted_values[:, 1:] != sorted_values[:, :-1], axis=1, out=step[:, 1:])
@@ -350,20 +372,33 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray, max_bins: int = 64
     return FeatureBins(np.ascontiguousarray(rank.T), values, n_bins)
 
 
+def histogram_scratch(bins: FeatureBins, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
+    """Zeroed scratch arrays for the histogram search of one tree (reused node to node;
+    the kernel leaves them zeroed)."""
+    d, width = bins.values.shape
+    return np.zeros((d, width, n_columns)), np.zeros((d, width), np.int64)
+
+
 def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_leaf,
-                      column_task):
+                      column_task, scratch=None):
+    if scratch is None:
+        scratch = histogram_scratch(bins, node_counts.size)
     feature, position, score, task_gains, upper = _histogram_kernel(
         bins.rank, np.ascontiguousarray(rows), columns, column_task, weights,
-        np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf))
-    if not np.isfinite(score[:3]).any():
+        np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf),
+        scratch[0], scratch[1])
+    scores = score.tolist()
+    if not any(math.isfinite(v) for v in scores[:3]):
         return None
     best = {}
+    feature, position, upper = feature.tolist(), position.tolist(), upper.tolist()
+    values = bins.values
     for k, criterion in enumerate(("ig_m", "ig_j", "ig_u")):
-        f, g = int(feature[k]), int(position[k])
+        f = feature[k]
         gains = task_gains[k]
         best[criterion] = SplitCandidate(
-            f, _threshold(bins.values[f, g], bins.values[f, upper[k]]), gains,
-            float(score[3 + k]), float(gains.sum()), float(gains.max()))
+            f, _threshold(float(values[f, position[k]]), float(values[f, upper[k]])), gains,
+            scores[3 + k], float(gains.sum()), float(gains.max()))
     return SplitSearchResult(best=best, node_counts=node_counts)
 
 
@@ -373,15 +408,17 @@ def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, m
     feature, position, score, task_gains = _split_kernel(
         X_t, np.ascontiguousarray(sorted_rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, int(min_leaf))
-    if not np.isfinite(score[:3]).any():
+    scores = score.tolist()
+    if not any(math.isfinite(v) for v in scores[:3]):
         return None
     best = {}
+    feature, position = feature.tolist(), position.tolist()
     for k, criterion in enumerate(("ig_m", "ig_j", "ig_u")):
-        f, pos = int(feature[k]), int(position[k])
+        f, pos = feature[k], position[k]
         column = sorted_rows[f]
-        threshold = _threshold(X_t[f, column[pos]], X_t[f, column[pos + 1]])
+        threshold = _threshold(float(X_t[f, column[pos]]), float(X_t[f, column[pos + 1]]))
         gains = task_gains[k]
-        best[criterion] = SplitCandidate(f, threshold, gains, float(score[3 + k]),
+        best[criterion] = SplitCandidate(f, threshold, gains, scores[3 + k],
                                          float(gains.sum()), float(gains.max()))
     return SplitSearchResult(best=best, node_counts=node_counts)
 
@@ -389,7 +426,7 @@ def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, m
 def _threshold(low: float, high: float) -> float:
     """Midpoint of two consecutive distinct values (as C4.5 / scikit-learn do)."""
     threshold = low / 2.0 + high / 2.0
-    if threshold == high or not np.isfinite(threshold):
+    if threshold == high or not math.isfinite(threshold):
         threshold = low
     return float(threshold)
 
@@ -420,6 +457,16 @@ def partition_sorted_rows(sorted_rows: np.ndarray, goes_left: np.ndarray
                      dtype=sorted_rows.dtype)
     _partition_kernel(np.ascontiguousarray(sorted_rows), goes_left, left, right)
     return left, right
+
+
+def split_sorted_rows(sorted_rows: np.ndarray, X_t: np.ndarray, feature: int,
+                      threshold: float, scratch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Children of a node split on ``X[:, feature] <= threshold``, in one compiled call.
+
+    As :func:`partition_sorted_rows` with ``goes_left = X_t[feature] <= threshold`` on the
+    node's rows; ``scratch`` is a bool array of shape (n_samples,), all False, left so.
+    """
+    return _split_rows_kernel(sorted_rows, X_t, int(feature), float(threshold), scratch)
 
 
 def _sample_labels(rng: np.random.Generator, kind: str, n: int, k: int) -> np.ndarray:
@@ -481,9 +528,11 @@ def warm_up() -> None:
     sorted_rows = np.argsort(X.T, axis=1, kind="stable")
     find_best_split(X, sorted_rows, columns, np.ones(16), np.array([0, 2, 4]))
     partition_sorted_rows(sorted_rows, X[:, 0] > 0)
+    split_sorted_rows(sorted_rows, np.ascontiguousarray(X.T), 0, 0.0, np.zeros(16, bool))
     discrete = np.round(X)
     presorted = np.argsort(discrete.T, axis=1)
     bins = feature_bins(discrete, presorted)
+    feature_bins(discrete)
     find_best_split(discrete, presorted[:1], columns, np.ones(16), np.array([0, 2, 4]),
                     bins=bins)
     _node_statistics(np.arange(16), columns, np.ones(16), np.array([0, 2, 4]),
