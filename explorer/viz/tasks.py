@@ -239,6 +239,7 @@ class TaskScatterPanels:
         fig.legend.label_text_font_size = style.TICK_FONT
         fig.legend.background_fill_alpha = 0.6
         fig.add_tools(HoverTool(tooltips=[("y", "@label"), ("x", "(@x{0.00}, @y{0.00})")]))
+        fig.toolbar.autohide = True   # eight panels' toolbars only when the pointer is there
         bar = ColorBar(color_mapper=self.mapper, title="y", width=10, visible=False,
                        major_label_text_font_size=style.TICK_FONT)
         fig.add_layout(bar, "right")
