@@ -46,6 +46,14 @@ CSV_NOTE = (
     "column (task id or name) and a `y` column (class label or number). Up to 10 MB."
 )
 
+#: How long a session waits for its websocket (and lives on after its tab closed). A session
+#: is built when its page is requested; with a class opening the link at once, connecting
+#: took longer than Bokeh's default 15 s, the session was discarded and the browser got a
+#: fresh one without its link's settings. 30 s covers that, and a closed tab's memory is
+#: back within ~35 s (sessions are looked for every 5 s).
+SESSION_LIFETIME_MS = 30_000
+CHECK_SESSIONS_MS = 5_000
+
 _warm_lock = threading.Lock()
 _warm_thread: threading.Thread | None = None
 
@@ -415,10 +423,8 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
     origins = [f"localhost:{port}", f"127.0.0.1:{port}", *allow_origins]
     options = {
         "websocket_max_message_size": 20 * 1024 * 1024,
-        # A session is built when its page is requested and waits for its websocket; under a
-        # class's load that took over Bokeh's default 15 s, the session was discarded and the
-        # browser got a fresh one without its link's settings (measured with 30 sessions).
-        "unused_session_lifetime_milliseconds": 60_000,
+        "unused_session_lifetime_milliseconds": SESSION_LIFETIME_MS,
+        "check_unused_sessions_milliseconds": CHECK_SESSIONS_MS,
         **kwargs,
     }
     return pn.serve({"explorer": build_app}, port=port, address=address, show=show,
