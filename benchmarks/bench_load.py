@@ -427,12 +427,14 @@ async def main_async(args) -> dict:
     AsyncHTTPClient.configure(None, max_clients=10_000)
     proc, base, log_name = start_server(args.num_procs, args.profile)
     try:
-        # warm-up: one session (imports, numba, first page) so "before" is a served server
+        # warm-up: sessions enough to reach every process (each warms its compiled kernels
+        # up on its first session), so "before" is a served, warmed server
         warm = {"errors": 0, "error_kinds": []}
-        client = Client(base, {}, warm, args.timeout)
-        await client.open()
-        await asyncio.sleep(1.0)
-        client.close()
+        for _ in range(2 * args.num_procs):
+            client = Client(base, {}, warm, args.timeout)
+            await client.open()
+            await asyncio.sleep(1.0)
+            client.close()
         await asyncio.sleep(args.settle)
         # the server warms its compiled kernels up at start (every process, off the event
         # loop): "before" is taken once that is done, or the warm-up's memory counts as load

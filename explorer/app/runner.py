@@ -111,22 +111,20 @@ _trim_timer: threading.Timer | None = None
 def release_memory_soon(delay_s: float = 2.0) -> None:
     """Give the memory of ended sessions back to the system, once, ``delay_s`` from now.
 
-    A session's arrays are freed when it ends, but glibc keeps the freed pages in its arenas
-    (one per thread that allocated: fit workers, build threads), so a server's resident size
-    only grew with each class. A collection and ``malloc_trim(0)`` hand them back. Calls
-    within ``delay_s`` share one trim (thirty tabs closing at once cost one), run on a timer
-    thread. Elsewhere than glibc it only collects.
+    A session's arrays are freed when it ends (Bokeh collects garbage when it destroys a
+    session's document), but glibc keeps the freed pages in its arenas (one per thread that
+    allocated: fit workers, build threads); ``malloc_trim(0)`` hands them back. Calls within
+    ``delay_s`` share one trim (thirty tabs closing at once cost one), run on a timer thread.
+    Elsewhere than glibc it does nothing.
     """
     global _trim_timer
 
     def trim() -> None:
         global _trim_timer
         import ctypes
-        import gc
 
         with _trim_lock:
             _trim_timer = None
-        gc.collect()
         try:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
         except (OSError, AttributeError):   # not glibc: nothing to trim
