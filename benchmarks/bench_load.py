@@ -456,6 +456,14 @@ async def main_async(args) -> dict:
         await sampler
         await asyncio.sleep(args.after)
         memory_after = server_rss_mb(proc)
+        # further rounds on the same server tell a leak (memory after grows every round)
+        # from memory the allocator keeps for reuse (it levels off)
+        after_by_round = [memory_after]
+        for _ in range(args.rounds - 1):
+            await load(base, args, {**stats, "round_trips": [], "round_trips_by_page": {},
+                                    "open_s": [], "fitter_frames_per_s": []})
+            await asyncio.sleep(args.after)
+            after_by_round.append(server_rss_mb(proc))
     finally:
         if args.profile:
             # py-spy writes its output when the profiled program exits on SIGINT
@@ -508,6 +516,7 @@ async def main_async(args) -> dict:
         "memory_peak_mb": round(max(samples), 1) if samples else None,
         "memory_after_mb": round(memory_after, 1),
         "memory_after_ratio": round(memory_after / memory_before, 3),
+        "memory_after_by_round_mb": [round(m, 1) for m in after_by_round],
         "server_cpu_cores": round(cpu_srv / wall, 2),
         "client_cpu_cores": round(cpu_me / wall, 2),
         "client_cpu_s_per_change": round(cpu_me / max(n_changes, 1), 4),
@@ -538,6 +547,8 @@ def main(argv=None) -> None:
     parser.add_argument("--after", type=float, default=60.0,
                         help="seconds after every client closed before memory_after (default 60)")
     parser.add_argument("--settle", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="load rounds on the same server (memory after each)")
     parser.add_argument("--profile", default=None, help="py-spy output file (see docstring)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)

@@ -286,8 +286,9 @@ class ExplorerApp(pn.viewable.Viewer):
 
     def _show_page(self, *events) -> None:
         """Show the chosen page: built the first time (then kept for the session), and every
-        page built so far stays in the main area, hidden, so a switch is a visibility change
-        on both sides, never a rebuild of hundreds of Bokeh models (~2-4 s during a run)."""
+        page built so far stays in the main area, hidden, so a switch back is a visibility
+        change on both sides: the server re-creates and re-sends none of the page's models
+        (what remains is the browser's layout of the page it shows)."""
         state = self.state
         page = self.pages[state.page]
         view = self._built.get(page.slug)
