@@ -223,6 +223,30 @@ def n_tasks_of(task: np.ndarray) -> int:
     return int(task.max()) + 1
 
 
+def binary_targets(y: np.ndarray, task: np.ndarray, m: int, who: str
+                   ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each task's two labels mapped to -1/+1 (the larger label is +1), for the binary
+    multi-task models (MTBoost, MTRL, MT-KNN).
+
+    Returns the (n_samples,) float targets and each task's two labels; a task without
+    exactly two labels is refused with a message naming ``who``.
+
+    >>> binary_targets(np.array(["a", "b", "b", "c"]), np.array([0, 0, 1, 1]), 2, "M")[0]
+    array([-1.,  1., -1.,  1.])
+    """
+    target = np.empty(y.shape[0])
+    classes = []
+    for t in range(m):
+        rows = task == t
+        labels = np.unique(y[rows])
+        if labels.size != 2:
+            raise ValueError(f"{who} needs 2 classes in every task; task {t} has "
+                             f"{labels.size} ({labels.tolist()}).")
+        target[rows] = np.where(y[rows] == labels[1], 1.0, -1.0)
+        classes.append(labels)
+    return target, classes
+
+
 class MultiTaskEstimator(BaseEstimator):
     """Base class of every multi-task estimator and baseline.
 

@@ -32,7 +32,7 @@ from ..solvers.mtboost import (
     task_losses,
     task_row_scale,
 )
-from .base import LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
+from .base import LazyMapping, MultiTaskEstimator, Snapshot, binary_targets, n_tasks_of
 
 __all__ = ["AnyBoost", "MTBoost", "WeightedLSSVM"]
 
@@ -103,21 +103,6 @@ def _output(learner, X: np.ndarray) -> np.ndarray:
     if is_classifier(learner):
         return np.where(out > 0, 1.0, -1.0)
     return out
-
-
-def _binary_targets(y: np.ndarray, task: np.ndarray, m: int, who: str):
-    """Each task's two labels mapped to -1/+1 (the larger label is +1)."""
-    target = np.empty(y.shape[0])
-    classes = []
-    for t in range(m):
-        rows = task == t
-        labels = np.unique(y[rows])
-        if labels.size != 2:
-            raise ValueError(f"{who} needs 2 classes in every task; task {t} has "
-                             f"{labels.size} ({labels.tolist()}).")
-        target[rows] = np.where(y[rows] == labels[1], 1.0, -1.0)
-        classes.append(labels)
-    return target, classes
 
 
 class _BoostingClassifier(MultiTaskEstimator):
@@ -301,7 +286,7 @@ class MTBoost(_BoostingClassifier):
         ridge_of = (lambda B: 0.0) if paper else (lambda B: smoothing_ridge(B, delta))
         m = n_tasks_of(task)
         X = np.ascontiguousarray(X, dtype=np.float64)
-        target, classes = _binary_targets(y, task, m, type(self).__name__)
+        target, classes = binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m, sample_weight)
         rng = self._rng()
         seed = int(rng.integers(2**31 - 1))
@@ -455,7 +440,7 @@ class AnyBoost(_BoostingClassifier):
     def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
         step, lam, n_rounds = self._check_common()
         m = n_tasks_of(task)
-        target, classes = _binary_targets(y, task, m, type(self).__name__)
+        target, classes = binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m, sample_weight)
         seed = int(self._rng().integers(2**31 - 1))
         rows = [np.flatnonzero(task == i) for i in range(m)]

@@ -32,7 +32,14 @@ from ..solvers.heterogeneous_neighbors import (
 )
 from ..solvers.task_weights import hinge_interior_point_steps, square_qp_sweeps
 from ..solvers.task_weights_paper import paper_cd_sweeps, paper_smo_sweeps
-from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
+from .base import (
+    ConvergenceMonitor,
+    LazyMapping,
+    MultiTaskEstimator,
+    Snapshot,
+    binary_targets,
+    n_tasks_of,
+)
 
 __all__ = ["MTKNN", "MTKR", "KNNPerTask", "KernelRegressionPerTask", "heat_weights"]
 
@@ -188,16 +195,7 @@ class MTKNN(_NeighbourhoodModel):
         if self.solver not in ("dual", "paper"):
             raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
         m = n_tasks_of(task)
-        signed = np.empty(y.shape[0])
-        classes = []
-        for t in range(m):
-            rows = task == t
-            labels = np.unique(y[rows])
-            if labels.size != 2:
-                raise ValueError(f"MTKNN needs 2 classes in every task; task {t} has "
-                                 f"{labels.size} ({labels.tolist()}).")
-            signed[rows] = np.where(y[rows] == labels[1], 1.0, -1.0)
-            classes.append(labels)
+        signed, classes = binary_targets(y, task, m, "MTKNN")
         index, sigma = self._index(X, task, self._rng())
         nb = heterogeneous_neighbours(index, task, X, self.n_neighbors, sigma,
                                       exclude_self=True)

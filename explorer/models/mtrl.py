@@ -16,8 +16,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_scalar
 from ..solvers.mtboost import correlation_from_covariance, omega_update, task_row_scale
-from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
-from .mtboost import _binary_targets
+from .base import (
+    ConvergenceMonitor,
+    LazyMapping,
+    MultiTaskEstimator,
+    Snapshot,
+    binary_targets,
+    n_tasks_of,
+)
 
 __all__ = ["MTRL"]
 
@@ -67,7 +73,7 @@ class MTRL(MultiTaskEstimator):
         max_iter = check_scalar(self.max_iter, "max_iter", kind=Integral, low=1)
         tol = check_scalar(self.tol, "tol", low=0)
         m, d = n_tasks_of(task), X.shape[1]
-        target, classes = _binary_targets(y, task, m, type(self).__name__)
+        target, classes = binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m)
         omega = np.eye(m) / m
         theta = np.zeros((d + 1) * m)

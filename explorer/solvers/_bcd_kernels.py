@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._fista_kernels import ROWS
+from ._fista_kernels import ROWS, _value
 
 __all__ = ["_bcd_sweeps", "_full_gradient", "_column_sq_norms", "_residuals_f",
            "_blocks_equal"]
@@ -99,17 +99,6 @@ def _full_gradient(XF, xstart, offsets, weight, r):  # pragma: no cover - compil
         for j in range(d):
             G[j, t] = c * _dot(XF, j, xstart[t], r, offsets[t], n)
     return G
-
-
-@njit(cache=True, nogil=True)
-def _smooth_value(r, offsets, weight):  # pragma: no cover - compiled
-    total = 0.0
-    for t in range(offsets.size - 1):
-        s = 0.0
-        for i in range(offsets[t], offsets[t + 1]):
-            s += r[i] * r[i]
-        total += weight[t] * s
-    return total
 
 
 @njit(cache=True, nogil=True)
@@ -268,7 +257,7 @@ def _bcd_sweeps(XF, xstart, offsets, y, weight, colsq, row_block, row_kind, row_
                 if norm < 0.0:
                     return xs, stats, n_done, -1
                 penalty += col_lam * norm
-        f = _smooth_value(r, offsets, weight)
+        f = _value(r, offsets, weight)
         F = f + penalty
         xs[sweep] = x
         change = (F_prev - F) / max(abs(F_prev), 1e-300)
