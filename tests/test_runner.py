@@ -332,12 +332,22 @@ def test_a_hidden_page_fits_on_without_frames_and_shows_the_newest_when_shown():
     assert len(rendered) == 1
 
 
-def test_ended_sessions_share_one_memory_trim():
+def test_ended_sessions_share_one_memory_trim(monkeypatch):
+    import asyncio
+
     from explorer.app import runner as runner_module
 
-    runner_module.release_memory_soon(delay_s=0.2)
-    first = runner_module._trim_timer
-    runner_module.release_memory_soon(delay_s=0.2)   # a second tab closing: the same trim
-    assert first is not None and runner_module._trim_timer is first
-    first.join(5)
-    assert not first.is_alive() and runner_module._trim_timer is None
+    calls = []
+    trim = runner_module._trim_memory
+    monkeypatch.setattr(runner_module, "_trim_memory", lambda: (calls.append(1), trim()))
+
+    async def close_two_tabs():
+        runner_module.release_memory_soon(delay_s=0.05)
+        runner_module.release_memory_soon(delay_s=0.05)   # a second tab: the same trim
+        assert runner_module._trim_pending and calls == []   # later, on the loop
+        await asyncio.sleep(0.3)
+
+    asyncio.run(close_two_tabs())
+    assert calls == [1] and not runner_module._trim_pending
+    runner_module.release_memory_soon()          # no loop (a notebook): at once
+    assert calls == [1, 1] and not runner_module._trim_pending

@@ -104,8 +104,18 @@ def configure_process() -> None:
     install_warning_router()
 
 
-_trim_lock = threading.Lock()
-_trim_timer: threading.Timer | None = None
+_trim_pending = False
+
+
+def _trim_memory() -> None:
+    global _trim_pending
+    _trim_pending = False
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):   # not glibc: nothing to trim
+        pass
 
 
 def release_memory_soon(delay_s: float = 2.0) -> None:
@@ -113,28 +123,23 @@ def release_memory_soon(delay_s: float = 2.0) -> None:
 
     A session's arrays are freed when it ends (Bokeh collects garbage when it destroys a
     session's document), but glibc keeps the freed pages in its arenas (one per thread that
-    allocated: fit workers, build threads); ``malloc_trim(0)`` hands them back. Calls within
-    ``delay_s`` share one trim (thirty tabs closing at once cost one), run on a timer thread.
-    Elsewhere than glibc it does nothing.
+    allocated: fit workers, build threads); ``malloc_trim(0)`` hands them back (a few ms).
+    Calls within ``delay_s`` share one trim (thirty tabs closing at once cost one). On the
+    running event loop it is scheduled there (no thread comes and goes); without one it runs
+    at once. Elsewhere than glibc it does nothing.
     """
-    global _trim_timer
+    global _trim_pending
+    import asyncio
 
-    def trim() -> None:
-        global _trim_timer
-        import ctypes
-
-        with _trim_lock:
-            _trim_timer = None
-        try:
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):   # not glibc: nothing to trim
-            pass
-
-    with _trim_lock:
-        if _trim_timer is None:
-            _trim_timer = threading.Timer(delay_s, trim)
-            _trim_timer.daemon = True
-            _trim_timer.start()
+    if _trim_pending:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _trim_memory()
+        return
+    _trim_pending = True
+    loop.call_later(delay_s, _trim_memory)
 
 
 def snapshot_nbytes(snapshot, *, materialise: bool = True) -> int | None:
