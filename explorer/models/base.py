@@ -247,6 +247,15 @@ def binary_targets(y: np.ndarray, task: np.ndarray, m: int, who: str
     return target, classes
 
 
+def labels_from_margin(margin: np.ndarray, task, classes: list[np.ndarray]) -> np.ndarray:
+    """The inverse of :func:`binary_targets` for predictions: each row's task label, the
+    second (larger) one where ``margin > 0``."""
+    task = np.asarray(task, dtype=np.intp)
+    negative = np.array([c[0] for c in classes])
+    positive = np.array([c[1] for c in classes])
+    return np.where(margin > 0, positive[task], negative[task])
+
+
 class MultiTaskEstimator(BaseEstimator):
     """Base class of every multi-task estimator and baseline.
 

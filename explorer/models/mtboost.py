@@ -32,7 +32,14 @@ from ..solvers.mtboost import (
     task_losses,
     task_row_scale,
 )
-from .base import LazyMapping, MultiTaskEstimator, Snapshot, binary_targets, n_tasks_of
+from .base import (
+    LazyMapping,
+    MultiTaskEstimator,
+    Snapshot,
+    binary_targets,
+    labels_from_margin,
+    n_tasks_of,
+)
 
 __all__ = ["AnyBoost", "MTBoost", "WeightedLSSVM"]
 
@@ -139,11 +146,7 @@ class _BoostingClassifier(MultiTaskEstimator):
         return np.einsum("nt,tn->n", outputs, self.weights_[:, task])
 
     def predict(self, X, task) -> np.ndarray:
-        margin = self.decision_function(X, task)
-        task = np.asarray(task, dtype=np.intp)
-        negative = np.array([c[0] for c in self.classes_])
-        positive = np.array([c[1] for c in self.classes_])
-        return np.where(margin > 0, positive[task], negative[task])
+        return labels_from_margin(self.decision_function(X, task), task, self.classes_)
 
     def predict_proba(self, X, task) -> np.ndarray:
         """(n, 2): probabilities of ``classes_[t][0]`` and ``classes_[t][1]`` (logistic)."""

@@ -22,6 +22,7 @@ from .base import (
     MultiTaskEstimator,
     Snapshot,
     binary_targets,
+    labels_from_margin,
     n_tasks_of,
 )
 
@@ -119,11 +120,7 @@ class MTRL(MultiTaskEstimator):
         return np.einsum("nd,dn->n", X, self.coef_[:, task]) + self.intercept_[task]
 
     def predict(self, X, task) -> np.ndarray:
-        margin = self.decision_function(X, task)
-        task = np.asarray(task, dtype=np.intp)
-        negative = np.array([c[0] for c in self.classes_])
-        positive = np.array([c[1] for c in self.classes_])
-        return np.where(margin > 0, positive[task], negative[task])
+        return labels_from_margin(self.decision_function(X, task), task, self.classes_)
 
     def task_relationships(self) -> dict[str, np.ndarray]:
         """``{"Omega", "correlation"}``, each (m, m)."""

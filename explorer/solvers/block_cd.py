@@ -333,11 +333,10 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
                           bool(rel_gap <= tol), ws_rows.size + ws_cols.size)
 
 
-def _anderson(iterates: list[tuple[np.ndarray, np.ndarray]]
-              ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Anderson extrapolation of (x, r) pairs (r is affine in x, so it combines alike)."""
-    X = np.array([z.ravel() for z, _ in iterates])
-    U = np.diff(X, axis=0)
+def _anderson_weights(points: np.ndarray) -> np.ndarray | None:
+    """Weights (summing to 1) of the affine combination of ``points[1:]`` (rows) that best
+    cancels their successive differences, or None when that system is singular."""
+    U = np.diff(points, axis=0)
     try:
         z = np.linalg.solve(U @ U.T, np.ones(U.shape[0]))
     except np.linalg.LinAlgError:
@@ -345,7 +344,16 @@ def _anderson(iterates: list[tuple[np.ndarray, np.ndarray]]
     total = z.sum()
     if not np.isfinite(total) or total == 0:
         return None
-    c = z / total
+    return z / total
+
+
+def _anderson(iterates: list[tuple[np.ndarray, np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Anderson extrapolation of (x, r) pairs (r is affine in x, so it combines alike)."""
+    X = np.array([z.ravel() for z, _ in iterates])
+    c = _anderson_weights(X)
+    if c is None:
+        return None
     x_acc = (c @ X[1:]).reshape(iterates[0][0].shape)
     r_acc = c @ np.array([rr for _, rr in iterates[1:]])
     return x_acc, r_acc
@@ -357,15 +365,8 @@ def _extrapolate(history: list[np.ndarray]) -> np.ndarray | None:
     if len(history) < _EXTRAPOLATE:
         return None
     R = np.array(history)
-    U = np.diff(R, axis=0)
-    try:
-        z = np.linalg.solve(U @ U.T, np.ones(U.shape[0]))
-    except np.linalg.LinAlgError:
-        return None
-    total = z.sum()
-    if not np.isfinite(total) or total == 0:
-        return None
-    return (z / total) @ R[1:]
+    c = _anderson_weights(R)
+    return None if c is None else c @ R[1:]
 
 
 def warm_up() -> None:
