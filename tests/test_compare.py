@@ -69,3 +69,181 @@ def test_params_column_is_json(regression_data):
     assert len(chosen) == 1 and json.loads(chosen.pop())["lambda_ridge"] in (0.01, 10.0)
     assert isinstance(result.frame, pd.DataFrame)
     assert np.isfinite(result.frame["value"]).all()
+
+
+# ---------------------------------------------------------------------- backends and seeds
+def _numbers(result):
+    return result.frame.drop(columns="fit_time_s").reset_index(drop=True)
+
+
+def test_same_seeds_same_results_for_every_backend(regression_data):
+    from distributed import Client, LocalCluster
+
+    kwargs = dict(n_trials=3, train_fraction=0.5, metric=["nmse", "amse"], random_state=7,
+                  progress=False, param_grid={"ridge": {"lambda_ridge": [0.01, 1.0]}}, cv=3)
+    reference = compare(small_methods(), regression_data, n_jobs=1, **kwargs)
+    runs = {"loky, 2 jobs": compare(small_methods(), regression_data, n_jobs=2, **kwargs),
+            "threading, 2 jobs": compare(small_methods(), regression_data, n_jobs=2,
+                                         backend="threading", **kwargs)}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        done = []
+        runs["dask"] = compare(small_methods(), regression_data, backend="dask",
+                               client=client, callback=lambda d, t: done.append(d), **kwargs)
+        assert done == list(range(1, 10))
+        # a scheduler address works as well (the harness opens and closes its own client)
+        runs["dask by address"] = compare(small_methods(), regression_data, backend="dask",
+                                          client=cluster.scheduler_address, **kwargs)
+    for name, result in runs.items():
+        pd.testing.assert_frame_equal(_numbers(result), _numbers(reference), check_exact=True,
+                                      obj=name)
+        assert result.table().equals(reference.table()), name
+    # Another seed gives other splits (so the equality above is not vacuous).
+    other = compare(small_methods(), regression_data, n_jobs=1, **{**kwargs,
+                                                                    "random_state": 8})
+    assert not np.allclose(other.frame["value"], reference.frame["value"])
+
+
+# ---------------------------------------------------------------------- the t-test marking
+def constructed_result(values: dict[str, list[float]], *, greater_is_better=False,
+                       task="T0") -> ComparisonResult:
+    """A result whose only task column and average both hold ``values`` per method."""
+    rows = [(method, trial, column, "error_rate", value, 0.0, "{}")
+            for method, trial_values in values.items()
+            for trial, value in enumerate(trial_values) for column in (task, "average")]
+    frame = pd.DataFrame(rows, columns=["method", "trial", "task", "metric", "value",
+                                        "fit_time_s", "params"])
+    return ComparisonResult(frame, methods=list(values), task_names=[task],
+                            greater_is_better={"error_rate": greater_is_better})
+
+
+def test_t_test_marking_agrees_with_scipy():
+    from scipy.stats import ttest_rel
+
+    best = [0.10, 0.12, 0.11, 0.13, 0.09, 0.12]
+    tie = [0.11, 0.11, 0.13, 0.12, 0.10, 0.12]     # slightly worse mean, not significant
+    loser = [0.16, 0.19, 0.15, 0.20, 0.14, 0.18]   # worse in every trial
+    result = constructed_result({"best": best, "tie": tie, "loser": loser})
+    p_tie, p_loser = ttest_rel(tie, best).pvalue, ttest_rel(loser, best).pvalue
+    assert p_tie > 0.05 > p_loser   # the example has the intended shape
+    summary = result.summary().set_index(["task", "method"])
+    assert summary.at[("T0", "tie"), "p_value"] == pytest.approx(p_tie, rel=1e-12)
+    assert summary.at[("T0", "loser"), "p_value"] == pytest.approx(p_loser, rel=1e-12)
+    assert np.isnan(summary.at[("T0", "best"), "p_value"])
+    marked = result.best()
+    assert marked.loc[:, "T0"].to_dict() == {"best": True, "tie": True, "loser": False}
+    assert marked.loc[:, "average"].to_dict() == {"best": True, "tie": True, "loser": False}
+    table = result.table()
+    assert table.at["tie", "T0"].endswith(" *") and not table.at["loser", "T0"].endswith("*")
+    assert table.at["best", "T0"] == f"{np.mean(best):.3f} ± {np.std(best, ddof=1):.3f} *"
+    # Higher is better: the same numbers read as accuracies flip the winner.
+    flipped = constructed_result({"best": best, "tie": tie, "loser": loser},
+                                 greater_is_better=True).best()
+    assert flipped.loc[:, "T0"].to_dict() == {"best": False, "tie": False, "loser": True}
+    # alpha decides: the tie's p-value (about 0.53) is below alpha 0.6.
+    assert p_tie < 0.6
+    assert not result.best(alpha=0.6).at["tie", "T0"]
+
+
+def test_tables_render_in_markdown_html_and_latex():
+    result = constructed_result({"a<b>&_c": [0.1, 0.2, 0.15], "plain": [0.3, 0.35, 0.4]},
+                                task="x|y_z")
+    markdown = result.to_markdown()
+    assert markdown.splitlines()[0] == "| method | x\\|y_z | average |"
+    assert "| a<b>&_c | **0.150 ± 0.050** | **0.150 ± 0.050** |" in markdown
+    assert "| plain | 0.350 ± 0.050 | 0.350 ± 0.050 |" in markdown
+    html = result.to_html()
+    assert "<th>a&lt;b&gt;&amp;_c</th>" in html and "<b>" not in html
+    assert html.count("<strong>") == 2 and "x|y_z" in html
+    latex = result.to_latex()
+    assert r"a<b>\&\_c & \textbf{0.150 $\pm$ 0.050} & \textbf{0.150 $\pm$ 0.050} \\" in latex
+    assert latex.startswith(r"\begin{tabular}{lcc}") and r"x|y\_z" in latex
+    assert result.to_csv().splitlines()[0] == "method,trial,task,metric,value,fit_time_s,params"
+
+
+# ---------------------------------------------------------------------- inner CV
+def test_inner_cv_picks_the_better_lambda():
+    from explorer.data import MultiTaskDataset
+
+    rng = np.random.default_rng(0)
+    n, d, m = 40, 8, 3
+    X = rng.normal(size=(m * n, d))
+    task = np.repeat(np.arange(m), n)
+    coef = rng.normal(size=(d, m))
+    signal = np.einsum("ij,ji->i", X, coef[:, task])
+    grid = {"ridge": {"lambda_ridge": [1e-3, 1e4]}}
+    cases = {"signal": (signal + 0.01 * rng.normal(size=m * n), 1e-3),   # fit it
+             "noise": (rng.normal(size=m * n), 1e4)}                      # shrink to the mean
+    for name, (y, expected) in cases.items():
+        data = MultiTaskDataset(X, y, task, kind="regression")
+        result = compare({"ridge": MultiTaskRidge()}, data, n_trials=2, train_fraction=0.5,
+                         param_grid=grid, cv=4, progress=False)
+        chosen = {json.loads(p)["lambda_ridge"] for p in result.frame["params"]}
+        assert chosen == {expected}, name
+        # ...and the choice is the better one on the test split too.
+        fixed = {str(lam): MultiTaskRidge(lambda_ridge=lam) for lam in (1e-3, 1e4)}
+        plain = compare(fixed, data, n_trials=2, train_fraction=0.5, progress=False)
+        averages = plain.values().mean(axis=1)
+        assert averages.idxmin() == str(expected), name
+
+
+# ---------------------------------------------------------------------- relationships
+def test_relationships_are_the_mean_over_trials(regression_data):
+    result = compare({"ridge": MultiTaskRidge(lambda_ridge=0.1), "stl": small_methods()["stl"]},
+                     regression_data, n_trials=3, train_fraction=0.5, progress=False)
+    by_hand = []
+    for trial in range(3):
+        train, _ = regression_data.split(0.5, random_state=job_seeds(0, trial, "ridge")[0])
+        model = MultiTaskRidge(lambda_ridge=0.1).fit(*train.arrays())
+        by_hand.append(model.task_relationships()["W"])
+    averaged = result.relationships()
+    assert set(averaged) == {"ridge"}          # the per-task baseline learns no task matrix
+    np.testing.assert_allclose(averaged["ridge"]["W"], np.mean(by_hand, axis=0), rtol=1e-12)
+    assert not np.allclose(by_hand[0], by_hand[1])   # the trials differ
+    # the result pickles (the app ships it between processes)
+    import pickle
+
+    again = pickle.loads(pickle.dumps(result))
+    pd.testing.assert_frame_equal(again.frame, result.frame)
+
+
+# ---------------------------------------------------------------------- the HTML report
+def test_to_html_writes_a_standalone_offline_report(regression_data, tmp_path):
+    import re
+
+    result = compare({"ridge": MultiTaskRidge(lambda_ridge=0.1), "l21 <i>": L21MTFL()},
+                     regression_data, n_trials=2, train_fraction=0.5, progress=False)
+    path = tmp_path / "report.html"
+    assert result.to_html(path) is None
+    text = path.read_text(encoding="utf-8")
+    assert re.findall(r"<script[^>]*\bsrc\s*=", text) == []
+    assert re.findall(r"<link[^>]*>", text) == []
+    assert result.table_html() in text               # the table
+    assert text.count('<div class="figure">') == 2     # bars + scatter, the matrices
+    assert "Bokeh" in text and "l21 &lt;i&gt;" in text and "l21 <i>" not in text
+    layout = result.plot(a="l21 <i>", b="ridge")
+    assert len(layout) == len(regression_data.task_names) + 2
+
+
+# ---------------------------------------------------------------------- bad arguments
+@pytest.mark.parametrize("change, message", [
+    ({"metric": "rmse"}, r"metric must be one of .*got 'rmse'"),
+    ({"metric": "error_rate"}, r"metric 'error_rate' needs classification data"),
+    ({"backend": "spark"}, r"backend must be one of \['loky', 'threading', 'dask'\]; "
+                           r"got 'spark'"),
+    ({"estimators": {}}, r"estimators must be a non-empty dict .*got \{\}"),
+    ({"n_trials": 0}, r"n_trials must be an integer >= 1; got 0"),
+    ({"train_fraction": 1.0}, r"train_fraction must be a number in \(0, 1\); got 1.0"),
+    ({"train_fraction": 0}, r"train_fraction must be a number in \(0, 1\); got 0"),
+    ({"cv": 1}, r"cv must be an integer >= 2; got 1"),
+    ({"n_jobs": 0}, r"n_jobs must be a positive integer or -1; got 0"),
+    ({"param_grid": {"lasso": {"alpha": [1]}}}, r"param_grid keys must be methods"),
+    ({"param_grid": {"ridge": {"alpha": [1]}}}, r"must name parameters of MultiTaskRidge"),
+    ({"client": "tcp://x:1"}, r"client is only used with backend='dask'"),
+    ({"callback": 3}, r"callback must be None or a callable; got 3"),
+])
+def test_bad_arguments_raise_value_errors_naming_them(regression_data, change, message):
+    arguments = {"estimators": {"ridge": MultiTaskRidge()}, "dataset": regression_data,
+                 "progress": False, **change}
+    with pytest.raises(ValueError, match=message):
+        compare(**arguments)

@@ -1,0 +1,217 @@
+"""Figures of a comparison (:class:`explorer.compare.ComparisonResult`) and its standalone
+HTML report. HoloViews for the composed static plots; no Panel.
+
+* :func:`comparison_plot`: one bar panel per task column (mean over trials, error bars one
+  standard deviation), and the per-trial values of method A against method B with the
+  diagonal (points under it: A's value is larger);
+* :func:`relationship_plot`: each method's task matrices averaged over the trials, on the
+  diverging map of every signed matrix of the app, symmetric limits;
+* :func:`report_html`: one HTML document with the tables and those figures, Bokeh's
+  JavaScript inline (it opens offline, from a file or an e-mail).
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh renderer)
+import numpy as np
+import pandas as pd
+from bokeh.embed import components
+from bokeh.embed.bundle import bundle_for_objs_and_resources
+from bokeh.resources import Resources
+
+from . import style
+
+__all__ = ["comparison_plot", "relationship_plot", "report_html", "MAX_BAR_PANELS",
+           "MAX_MATRICES"]
+
+#: Task panels drawn at most (the average always is): a picture of 200 tasks reads as noise.
+MAX_BAR_PANELS = 16
+#: Relationship matrices drawn at most in a report.
+MAX_MATRICES = 12
+
+
+def _method_colors(methods) -> dict[str, str]:
+    return dict(zip(methods, style.label_colors(len(methods)), strict=True))
+
+
+def _bars(result, metric: str, width: int, height: int) -> list:
+    summary = result.summary(metric)
+    colors = _method_colors(result.methods)
+    columns = result.columns
+    if len(columns) > MAX_BAR_PANELS + 1:
+        columns = [*columns[:MAX_BAR_PANELS], columns[-1]]
+    direction = "higher" if result.greater_is_better[metric] else "lower"
+    panels = []
+    for task in columns:
+        part = summary[summary["task"] == task][["method", "mean", "std"]].copy()
+        part["std"] = part["std"].fillna(0.0)
+        part["color"] = part["method"].map(colors)
+        bars = hv.Bars(part, kdims=["method"], vdims=["mean", "std", "color"]).opts(
+            color="color", line_color=None, tools=["hover"])
+        errors = hv.ErrorBars(part, kdims=["method"], vdims=["mean", "std"]).opts(
+            line_width=1.5)
+        panels.append((bars * errors).opts(
+            title=str(task), width=width, height=height, xrotation=30, xlabel="",
+            ylabel=f"{metric} ({direction} better)", fontsize={
+                "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
+                "xticks": style.TICK_FONT, "yticks": style.TICK_FONT}))
+    return panels
+
+
+def pair_frame(result, metric: str, a: str, b: str) -> pd.DataFrame:
+    """Per-(trial, task column) values of methods ``a`` and ``b``: columns trial, task,
+    a, b."""
+    frame = result.frame[result.frame["metric"] == metric]
+    wide = frame.pivot_table(index=["trial", "task"], columns="method", values="value",
+                             sort=False)
+    out = wide[[a, b]].reset_index()
+    out.columns = ["trial", "task", "a", "b"]
+    return out
+
+
+def _scatter(result, metric: str, a: str, b: str, size: int):
+    pairs = pair_frame(result, metric, a, b)
+    finite = pairs[["a", "b"]].to_numpy()
+    finite = finite[np.isfinite(finite)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    pad = 0.05 * (high - low or 1.0)
+    low, high = low - pad, high + pad
+    colors = dict(zip(result.columns, [*style.task_colors(len(result.task_names)), "#000000"],
+                      strict=True))
+    pairs["color"] = pairs["task"].map(colors)
+    points = hv.Scatter(pairs, kdims=[hv.Dimension("a", label=a)],
+                        vdims=[hv.Dimension("b", label=b), "task", "trial", "color"]).opts(
+        color="color", size=7, alpha=0.8, tools=["hover"])
+    diagonal = hv.Curve([(low, low), (high, high)]).opts(color="#888888", line_dash="dashed")
+    return (diagonal * points).opts(
+        title=f"{metric} per trial: {a} vs {b}", width=size, height=size, xlabel=a, ylabel=b,
+        xlim=(low, high), ylim=(low, high), fontsize={
+            "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
+            "xticks": style.TICK_FONT, "yticks": style.TICK_FONT})
+
+
+def comparison_plot(result, metric: str | None = None, *, a: str | None = None,
+                    b: str | None = None, width: int = 240, height: int = 240) -> hv.Layout:
+    """Bars per task column with error bars, and the A-vs-B scatter (two methods or more).
+
+    Parameters
+    ----------
+    result : ComparisonResult
+    metric : str, optional
+        A recorded metric (default: the first).
+    a, b : str, optional
+        Methods of the scatter (default: the first two).
+    """
+    metric = result.metrics[0] if metric is None else metric
+    if metric not in result.greater_is_better:
+        raise ValueError(f"metric must be one of {result.metrics}; got {metric!r}.")
+    panels = _bars(result, metric, width, height)
+    if len(result.methods) >= 2 or a is not None or b is not None:
+        a = result.methods[0] if a is None else a
+        b = (result.methods[1] if result.methods[1] != a else result.methods[0]) \
+            if b is None else b
+        for name, value in (("a", a), ("b", b)):
+            if value not in result.methods:
+                raise ValueError(f"{name} must be one of the methods {result.methods}; got "
+                                 f"{value!r}.")
+        panels.append(_scatter(result, metric, a, b, max(width, height) + 40))
+    return hv.Layout(panels).cols(4)
+
+
+def relationship_plot(result, *, size: int = 240, limit: int = MAX_MATRICES):
+    """Each method's 2-D task matrices averaged over the trials (tasks as rows), or None
+    when no method learned any."""
+    panels = []
+    for method, matrices in result.relationships().items():
+        for key, matrix in matrices.items():
+            if matrix.ndim != 2 or len(panels) >= limit:
+                continue
+            shown = matrix.T if matrix.shape[1] == len(result.task_names) \
+                and matrix.shape[0] != matrix.shape[1] else matrix   # (d, m) -> tasks as rows
+            bound = float(np.max(np.abs(shown))) or 1.0
+            rows, cols = shown.shape
+            image = hv.Image(shown[::-1], bounds=(0, 0, cols, rows),
+                             kdims=["column", "row"], vdims=[key])
+            panels.append(image.opts(
+                cmap=list(style.DIVERGING), clim=(-bound, bound), colorbar=True,
+                title=f"{method}: {key} (mean over trials)", width=size + 60, height=size,
+                xaxis=None, yaxis=None, tools=["hover"]))
+    return hv.Layout(panels).cols(3) if panels else None
+
+
+def _standalone(blocks: list, title: str) -> str:
+    """One HTML document of ``blocks`` in order (each trusted, already escaped HTML text or
+    a Bokeh model), with only inline scripts and styles (Bokeh's and its extensions')."""
+    figures = [b for b in blocks if not isinstance(b, str)]
+    resources = Resources(mode="inline")
+    bundle = bundle_for_objs_and_resources(figures, resources)
+    # bundle.js_files / css_files list the models' external __javascript__ (e.g. Panel's,
+    # once Panel is imported anywhere in the process): left out, the page needs none.
+    scripts = "\n".join(f'<script type="text/javascript">{code}</script>'
+                        for code in bundle.js_raw)
+    styles = "\n".join(f"<style>{css}</style>" for css in bundle.css_raw)
+    script, divs = components(figures) if figures else ("", [])
+    divs = iter(divs)
+    body = "\n".join(b if isinstance(b, str) else f'<div class="figure">{next(divs)}</div>'
+                     for b in blocks)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }}
+table.mtl-compare {{ border-collapse: collapse; margin: 0.5em 0 1.5em; }}
+table.mtl-compare caption {{ caption-side: bottom; text-align: left; font-size: 0.9em;
+  color: #555; padding-top: 0.4em; }}
+table.mtl-compare th, table.mtl-compare td {{ border-bottom: 1px solid #ddd;
+  padding: 0.3em 0.8em; text-align: right; }}
+table.mtl-compare th:first-child {{ text-align: left; }}
+table.mtl-compare td.best {{ background: #eef5ff; }}
+dl.settings {{ display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }}
+dl.settings dt {{ font-weight: 600; }}
+</style>
+{styles}
+{scripts}
+</head>
+<body>
+{body}
+{script}
+</body>
+</html>
+"""
+
+
+def _settings_html(result) -> str:
+    items = {"methods": ", ".join(result.methods), "trials": result.n_trials,
+             **{k: v for k, v in result.settings.items() if k not in ("n_trials",)}}
+    rows = "".join(f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(str(v))}</dd>"
+                   for k, v in items.items())
+    return f'<dl class="settings">{rows}</dl>'
+
+
+def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: float = 0.05,
+                title: str = "MTL Explorer: comparison") -> str:
+    """The standalone report: settings, one table per recorded metric (``metric`` first),
+    the bars and A-vs-B scatter of ``metric``, the averaged task matrices."""
+    metric = result.metrics[0] if metric is None else metric
+    metrics = [metric, *[m for m in result.metrics if m != metric]]
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    fragments = [f"<h1>{html.escape(title)}</h1>",
+                 f"<p>Made {stamp} by <code>explorer.compare</code>.</p>",
+                 _settings_html(result)]
+    for name in metrics:
+        fragments += [f"<h2>{html.escape(name)}</h2>",
+                      result.table_html(name, digits=digits, alpha=alpha)]
+    blocks: list = [*fragments,
+                     f"<h2>{html.escape(metric)} per task, and method against method</h2>",
+                     hv.render(comparison_plot(result, metric), backend="bokeh")]
+    matrices = relationship_plot(result)
+    if matrices is not None:
+        blocks += ["<h2>Task relationships (each method's, averaged over the trials)</h2>",
+                   hv.render(matrices, backend="bokeh")]
+    return _standalone(blocks, title)
