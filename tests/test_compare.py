@@ -247,3 +247,26 @@ def test_bad_arguments_raise_value_errors_naming_them(regression_data, change, m
                  "progress": False, **change}
     with pytest.raises(ValueError, match=message):
         compare(**arguments)
+
+
+def test_to_code_reproduces_the_table(regression_data):
+    from explorer.data.catalog import make_dataset
+
+    data = make_dataset("outlier_tasks", {"n_tasks": 3, "n_features": 5,
+                                          "n_shared_features": 2, "n_outliers": 1,
+                                          "n_samples_per_task": 20}, random_state=4)
+    estimators = {**small_methods(), "lasso-ish": L21MTFL(lambda_rows=np.float64(0.2))}
+    result = compare(estimators, data, n_trials=2, train_fraction=0.5, random_state=3,
+                     metric=["amse", "nmse"], param_grid={"ridge": {"lambda_ridge": np.array(
+                         [0.01, 1.0])}}, cv=3, progress=False)
+    code = result.to_code(
+        "make_dataset('outlier_tasks', {'n_tasks': 3, 'n_features': 5, "
+        "'n_shared_features': 2, 'n_outliers': 1, 'n_samples_per_task': 20}, "
+        "random_state=4)", imports=["from explorer.data.catalog import make_dataset"])
+    assert "Ridge(alpha=1.0)" not in code and "estimator=Ridge()" in code
+    namespace: dict = {}
+    exec(compile(code.replace("print(", "(lambda *a: None)("), "<shown code>", "exec"),
+         namespace)
+    again = namespace["result"]
+    pd.testing.assert_frame_equal(_numbers(again), _numbers(result))
+    assert again.to_markdown() == result.to_markdown()

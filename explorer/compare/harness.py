@@ -22,6 +22,7 @@ from sklearn.model_selection import ParameterGrid
 
 from ..data.dataset import MultiTaskDataset
 from ..parameters import describe
+from .code import plain_value
 from .result import ComparisonResult
 from .scoring import Metric, evaluate, resolve_metrics
 
@@ -400,7 +401,7 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         raise ComparisonCancelled(len(results), total)
     settings = {"n_trials": n_trials, "train_fraction": float(train_fraction),
                 "metric": [m.name for m in metrics],
-                "param_grid": {m: list(c) for m, c in grids.items()} or None, "cv": cv,
+                "param_grid": {m: plain_value(param_grid[m]) for m in grids} or None, "cv": cv,
                 "random_state": random_state}
     return ComparisonResult.from_jobs(results, methods=list(estimators),
                                       task_names=list(dataset.task_names), metrics=metrics,

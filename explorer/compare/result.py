@@ -296,6 +296,22 @@ class ComparisonResult:
         """The tidy frame as CSV (a string when ``path`` is None)."""
         return self.frame.to_csv(path, index=False)
 
+    def to_code(self, dataset: str = "dataset", *, imports=()) -> str:
+        """Python source of the ``compare(...)`` call that reproduces this result.
+
+        Parameters
+        ----------
+        dataset : str
+            An expression that builds the data set (e.g. ``"make_dataset('outlier_tasks',
+            {...}, random_state=0)"``); the name ``dataset`` by default.
+        imports : iterable of str
+            Import lines that expression needs.
+        """
+        from .code import comparison_code
+
+        return comparison_code(self.estimators, self.settings, dataset=dataset,
+                               imports=imports)
+
     # ------------------------------------------------------------------ beyond the table
     def relationships(self) -> dict[str, dict[str, np.ndarray]]:
         """Each method's ``task_relationships()`` averaged over the trials.
