@@ -51,14 +51,19 @@ def test_frame_is_tidy_and_matches_a_direct_fit(regression_data):
     assert all("±" in cell for cell in table.to_numpy().ravel())
 
 
-def test_should_stop_cancels_between_jobs(regression_data):
+@pytest.mark.parametrize("n_jobs, backend", [(1, "loky"), (2, "loky"), (2, "threading")])
+def test_should_stop_cancels_between_jobs(regression_data, n_jobs, backend):
     done = []
     with pytest.raises(ComparisonCancelled) as info:
         compare(small_methods(), regression_data, n_trials=3, train_fraction=0.5,
                 progress=False, callback=lambda d, t: done.append(d),
-                should_stop=lambda: len(done) >= 2)
+                should_stop=lambda: len(done) >= 2, n_jobs=n_jobs, backend=backend)
     assert (info.value.done, info.value.total) == (2, 9)
     assert done == [1, 2]
+    # stopped before anything ran
+    with pytest.raises(ComparisonCancelled, match="after 0 of 9"):
+        compare(small_methods(), regression_data, n_trials=3, train_fraction=0.5,
+                progress=False, should_stop=lambda: True, n_jobs=n_jobs, backend=backend)
 
 
 def test_params_column_is_json(regression_data):
@@ -270,3 +275,47 @@ def test_to_code_reproduces_the_table(regression_data):
     again = namespace["result"]
     pd.testing.assert_frame_equal(_numbers(again), _numbers(result))
     assert again.to_markdown() == result.to_markdown()
+
+
+# ---------------------------------------------------------------------- classification
+def test_classification_metrics_match_independent_computations():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import average_precision_score
+
+    from explorer.data.synthetic import make_clustered_tasks
+    from explorer.models import TLTF
+
+    data = make_clustered_tasks(n_tasks=4, n_clusters=2, n_features=3, n_task_features=2,
+                                n_samples_per_task=30, random_state=2)
+    methods = {"stl": PerTaskEstimator(estimator=LogisticRegression()),
+               "tltf": TLTF(n_clusters=2, max_iter=300, tol=1e-4)}
+    result = compare(methods, data, n_trials=2, train_fraction=0.5, progress=False,
+                     metric=["auto", "accuracy", "ap", "mean_ap", "p_at_3"])
+    assert result.metrics == ["error_rate", "accuracy", "ap", "mean_ap", "p_at_3"]
+    assert not result.greater_is_better["error_rate"] and result.greater_is_better["ap"]
+    # Redo trial 1 of TL-TF by hand: same split, same seed, task features passed to fit.
+    split_seed, seed = job_seeds(0, 1, "tltf")
+    train, test = data.split(0.5, random_state=split_seed)
+    model = TLTF(n_clusters=2, max_iter=300, tol=1e-4, random_state=seed).fit(
+        *train.arrays(), task_features=train.task_features)
+    scores = model.predict_proba(test.X, test.task)[:, 1]
+    errors = [np.mean(model.predict(test.X[test.task == t], test.task[test.task == t])
+                      != test.y[test.task == t]) for t in range(data.n_tasks)]
+    positive = test.y == 1
+    per_task_ap = [average_precision_score(positive[test.task == t], scores[test.task == t])
+                   for t in range(data.n_tasks)]
+    cells = result.frame.query("method == 'tltf' and trial == 1").set_index(
+        ["metric", "task"])["value"]
+    names = data.task_names
+    np.testing.assert_allclose([cells[("error_rate", n)] for n in names], errors)
+    np.testing.assert_allclose(cells[("error_rate", "average")], np.mean(errors))
+    np.testing.assert_allclose(cells[("accuracy", "average")], 1 - np.mean(errors))
+    np.testing.assert_allclose([cells[("ap", n)] for n in names], per_task_ap)
+    np.testing.assert_allclose(cells[("mean_ap", "average")], np.mean(per_task_ap))
+    np.testing.assert_allclose(cells[("ap", "average")],
+                               average_precision_score(positive, scores))
+    top3 = [np.mean(positive[test.task == t][np.argsort(-scores[test.task == t],
+                                                        kind="stable")[:3]])
+            for t in range(data.n_tasks)]
+    np.testing.assert_allclose([cells[("p_at_3", n)] for n in names], top3)
+    assert set(result.relationships()["tltf"]) >= {"phi", "similarity"}

@@ -11,6 +11,7 @@ runs give the same numbers for the same seeds.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
@@ -243,18 +244,26 @@ def _run_sequential(jobs, dataset, on_done, should_stop):
 def _run_joblib(jobs, dataset, on_done, should_stop, backend, n_jobs):
     from joblib import Parallel, delayed
 
-    if should_stop():
-        return False
-    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered")
-    outputs = parallel(delayed(run_job)(job, dataset) for job in jobs)
-    try:
-        for result in outputs:
-            on_done(result)
-            if should_stop():
-                return False
-    finally:
-        outputs.close()   # a stop (or an error) aborts the jobs not yet started
-    return True
+    stopped = threading.Event()
+
+    def feed():
+        # joblib pulls jobs from this iterator as workers free up (pre_dispatch): after a
+        # stop it yields no more, and the few already dispatched are drained unrecorded.
+        for job in jobs:
+            if stopped.is_set() or should_stop():
+                stopped.set()
+                return
+            yield delayed(run_job)(job, dataset)
+
+    parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered",
+                        batch_size=1)
+    for result in parallel(feed()):
+        if stopped.is_set():
+            continue
+        on_done(result)
+        if should_stop():
+            stopped.set()
+    return not stopped.is_set()
 
 
 def _dask_client(client):
@@ -343,8 +352,10 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
     callback : callable(done, total), optional
         Called after each finished (trial, method) job, in the calling thread.
     should_stop : callable() -> bool, optional
-        Checked between jobs; True stops the run (jobs not started are cancelled) and
-        raises :class:`ComparisonCancelled`.
+        Checked between jobs; True stops the run and raises :class:`ComparisonCancelled`:
+        no job starts after it, the jobs already running on workers finish unrecorded
+        (joblib) or are cancelled (Dask). With joblib it may be called from joblib's
+        dispatch thread: make it a cheap, thread-safe check (e.g. ``event.is_set``).
 
     Returns
     -------
