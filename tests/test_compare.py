@@ -42,7 +42,10 @@ def test_frame_is_tidy_and_matches_a_direct_fit(regression_data):
     split_seed, _ = job_seeds(0, 1, "ridge")
     train, test = regression_data.split(0.5, random_state=split_seed)
     model = MultiTaskRidge(lambda_ridge=0.1).fit(*train.arrays())
-    expected = nmse(test.y, model.predict(test.X, test.task), test.task)
+    predicted = model.predict(test.X, test.task)
+    expected = np.mean([np.mean((test.y[test.task == t] - predicted[test.task == t]) ** 2)
+                        / np.var(test.y[test.task == t]) for t in range(test.n_tasks)])
+    assert nmse(test.y, predicted, test.task) == pytest.approx(expected, rel=1e-12)
     cell = frame.query("method == 'ridge' and trial == 1 and task == 'average'")["value"]
     assert cell.item() == pytest.approx(expected, rel=1e-12)
     table = result.table()

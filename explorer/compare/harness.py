@@ -296,8 +296,8 @@ def _run_dask(jobs, dataset, on_done, should_stop, client):
             return False
         data = client.scatter(dataset, broadcast=True, hash=False)
         futures = [client.submit(run_job, job, data, pure=False) for job in jobs]
-        for future in as_completed(futures):
-            on_done(future.result())
+        for _, result in as_completed(futures, with_results=True):
+            on_done(result)
             if should_stop():
                 return False
         return True

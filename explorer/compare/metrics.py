@@ -14,32 +14,50 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["nmse", "amse", "detection_scores"]
+__all__ = ["nmse", "amse", "per_task_errors", "detection_scores"]
 
 
-def _per_task(y_true, y_pred, task, denominator) -> float:
+def per_task_errors(y_true, y_pred, task, measure: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each task's normalised squared error, for ``measure`` ``"nmse"`` (MSE_i / Var(y_i))
+    or ``"amse"`` (MSE_i / mean(y_i^2)).
+
+    Returns
+    -------
+    tasks : ndarray of shape (k,)
+        The task ids present in ``task``, sorted.
+    values : ndarray of shape (k,)
+        Their measures (a zero denominator counts as the smallest positive float).
+
+    >>> per_task_errors([1., 3, 2, 2], [2., 2, 2, 2], [0, 0, 1, 1], "nmse")[1]
+    array([1., 0.])
+    """
     y_true = np.asarray(y_true, dtype=np.float64)
     y_pred = np.asarray(y_pred, dtype=np.float64)
     task = np.asarray(task)
     if not (y_true.shape == y_pred.shape == task.shape) or y_true.ndim != 1:
         raise ValueError(f"y_true, y_pred and task must be 1-D of the same shape; got "
                          f"{y_true.shape}, {y_pred.shape} and {task.shape}.")
-    values = []
-    for t in np.unique(task):
-        rows = task == t
-        mse = np.mean((y_true[rows] - y_pred[rows]) ** 2)
-        values.append(mse / max(denominator(y_true[rows]), np.finfo(float).tiny))
-    return float(np.mean(values))
+    if measure not in ("nmse", "amse"):
+        raise ValueError(f"measure must be 'nmse' or 'amse'; got {measure!r}.")
+    tasks, inverse = np.unique(task, return_inverse=True)
+    counts = np.bincount(inverse)
+    mse = np.bincount(inverse, weights=(y_true - y_pred) ** 2) / counts
+    if measure == "nmse":
+        centred = y_true - (np.bincount(inverse, weights=y_true) / counts)[inverse]
+        denominator = np.bincount(inverse, weights=centred * centred) / counts
+    else:
+        denominator = np.bincount(inverse, weights=y_true * y_true) / counts
+    return tasks, mse / np.maximum(denominator, np.finfo(float).tiny)
 
 
 def nmse(y_true, y_pred, task) -> float:
     """Normalised MSE: mean over tasks of MSE_i / Var(y_i)."""
-    return _per_task(y_true, y_pred, task, np.var)
+    return float(np.mean(per_task_errors(y_true, y_pred, task, "nmse")[1]))
 
 
 def amse(y_true, y_pred, task) -> float:
     """Averaged MSE: mean over tasks of MSE_i / mean(y_i^2)."""
-    return _per_task(y_true, y_pred, task, lambda v: np.mean(v * v))
+    return float(np.mean(per_task_errors(y_true, y_pred, task, "amse")[1]))
 
 
 def detection_scores(estimated, true) -> dict[str, float]:

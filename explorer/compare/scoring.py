@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..parameters import describe
-from .metrics import amse, average_precision, nmse, precision_at_k
+from .metrics import average_precision, per_task_errors, precision_at_k
 
 __all__ = ["Metric", "METRIC_NAMES", "resolve_metrics", "evaluate"]
 
@@ -141,13 +141,6 @@ def ranking_scores(estimator, X, task) -> np.ndarray:
 def _task_value(metric: Metric, y, prediction, positive) -> float:
     if metric.function is not None:
         return float(metric.function(y, prediction))
-    if metric.name == "error_rate":
-        return float(np.mean(y != prediction))
-    if metric.name == "accuracy":
-        return float(np.mean(y == prediction))
-    if metric.name in ("nmse", "amse"):
-        measure = nmse if metric.name == "nmse" else amse
-        return measure(y, prediction, np.zeros(y.shape[0], dtype=int))
     relevant = y == positive
     if metric.name in ("ap", "mean_ap"):
         return average_precision(relevant, prediction, pos_label=True)
@@ -183,15 +176,24 @@ def evaluate(metrics: Sequence[Metric], estimator, X, y, task, positive_labels=N
     for metric in metrics:
         values = predictions if metric.needs == "predictions" else scores
         positive = None
-        per_task = {}
-        for t in present:
-            rows = task == t
-            if positive_labels is not None:
-                positive = positive_labels[t]
-            per_task[int(t)] = _task_value(metric, y[rows], values[rows], positive)
+        per_task: dict[int, float] = {}
+        if metric.function is None and metric.name in ("nmse", "amse"):
+            tasks, errors = per_task_errors(y, values, task, metric.name)
+            per_task = dict(zip(tasks.tolist(), errors.tolist(), strict=True))
+        elif metric.function is None and metric.name in ("error_rate", "accuracy"):
+            tasks, inverse = np.unique(task, return_inverse=True)
+            wrong = np.bincount(inverse, weights=y != values) / np.bincount(inverse)
+            rates = wrong if metric.name == "error_rate" else 1.0 - wrong
+            per_task = dict(zip(tasks.tolist(), rates.tolist(), strict=True))
+        else:
+            for t in present:
+                rows = task == t
+                if positive_labels is not None:
+                    positive = positive_labels[t]
+                per_task[int(t)] = _task_value(metric, y[rows], values[rows], positive)
         finite = [v for v in per_task.values() if not np.isnan(v)]
         average = float(np.mean(finite)) if finite else float("nan")
-        if metric.name == "ap":
+        if metric.function is None and metric.name == "ap":
             relevant = y == np.asarray(positive_labels)[task]
             average = average_precision(relevant, values, pos_label=True)
         out[metric.name] = (per_task, average)
