@@ -322,3 +322,14 @@ def test_classification_metrics_match_independent_computations():
             for t in range(data.n_tasks)]
     np.testing.assert_allclose([cells[("p_at_3", n)] for n in names], top3)
     assert set(result.relationships()["tltf"]) >= {"phi", "similarity"}
+
+
+def test_a_failing_job_names_itself(regression_data):
+    class Broken(MultiTaskRidge):
+        def fit(self, X, y, task, **kwargs):
+            raise FloatingPointError("solver blew up")
+
+    with pytest.raises(FloatingPointError, match="solver blew up") as info:
+        compare({"ok": MultiTaskRidge(), "broken": Broken()}, regression_data, n_trials=1,
+                train_fraction=0.5, progress=False)
+    assert "in compare: method 'broken', trial 0" in getattr(info.value, "__notes__", [])

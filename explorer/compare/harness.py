@@ -155,7 +155,19 @@ def positive_labels(dataset: MultiTaskDataset) -> np.ndarray | None:
 
 
 def run_job(job: Job, dataset: MultiTaskDataset) -> JobResult:
-    """Split, choose hyper-parameters by inner CV (if a grid is given), fit, score."""
+    """Split, choose hyper-parameters by inner CV (if a grid is given), fit, score.
+
+    An error is re-raised with a note naming the job (method and trial).
+    """
+    try:
+        return _run_job(job, dataset)
+    except Exception as error:
+        if hasattr(error, "add_note"):   # Python >= 3.11
+            error.add_note(f"in compare: method {job.method!r}, trial {job.trial}")
+        raise
+
+
+def _run_job(job: Job, dataset: MultiTaskDataset) -> JobResult:
     split_seed, seed = job_seeds(job.random_state, job.trial, job.method)
     train, test = dataset.split(job.train_fraction, random_state=split_seed)
     positive = positive_labels(dataset)
@@ -384,6 +396,8 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         raise ValueError(f"backend must be one of {list(BACKENDS)}; got {describe(backend)}.")
     if client is not None and backend != "dask":
         raise ValueError(f"client is only used with backend='dask'; got backend={backend!r}.")
+    # One split up front: a data set that cannot be split fails here, with its message.
+    dataset.split(float(train_fraction), random_state=job_seeds(random_state, 0, "")[0])
     callback = _check_callable("callback", callback)
     should_stop = _check_callable("should_stop", should_stop) or (lambda: False)
 
