@@ -227,7 +227,7 @@ def test_to_html_writes_a_standalone_offline_report(regression_data, tmp_path):
     assert re.findall(r"<script[^>]*\bsrc\s*=", text) == []
     assert re.findall(r"<link[^>]*>", text) == []
     assert result.table_html() in text               # the table
-    assert text.count('<div class="figure">') == 2     # bars + scatter, the matrices
+    assert text.count("<div class=\"figure\">") == 3   # bars, A vs B, the matrices
     assert "Bokeh" in text and "l21 &lt;i&gt;" in text and "l21 <i>" not in text
     layout = result.plot(a="l21 <i>", b="ridge")
     assert len(layout) == len(regression_data.task_names) + 2

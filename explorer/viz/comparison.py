@@ -1,9 +1,9 @@
 """Figures of a comparison (:class:`explorer.compare.ComparisonResult`) and its standalone
 HTML report. HoloViews for the composed static plots; no Panel.
 
-* :func:`comparison_plot`: one bar panel per task column (mean over trials, error bars one
-  standard deviation), and the per-trial values of method A against method B with the
-  diagonal (points under it: A's value is larger);
+* :func:`comparison_plot`: :func:`bar_plot`, one bar panel per task column (mean over
+  trials, error bars one standard deviation), and :func:`pair_plot`, the per-trial values of
+  method A against method B with the diagonal (points under it: B's value is smaller);
 * :func:`relationship_plot`: each method's task matrices averaged over the trials, on the
   diverging map of every signed matrix of the app, symmetric limits;
 * :func:`report_html`: one HTML document with the tables and those figures, Bokeh's
@@ -25,8 +25,8 @@ from bokeh.resources import Resources
 
 from . import style
 
-__all__ = ["comparison_plot", "relationship_plot", "report_html", "MAX_BAR_PANELS",
-           "MAX_MATRICES"]
+__all__ = ["bar_plot", "comparison_plot", "pair_frame", "pair_plot", "relationship_plot",
+           "report_html", "MAX_BAR_PANELS", "MAX_MATRICES"]
 
 #: Task panels drawn at most (the average always is): a picture of 200 tasks reads as noise.
 MAX_BAR_PANELS = 16
@@ -73,30 +73,71 @@ def pair_frame(result, metric: str, a: str, b: str) -> pd.DataFrame:
     return out
 
 
-def _scatter(result, metric: str, a: str, b: str, size: int):
+def _check_metric(result, metric):
+    metric = result.metrics[0] if metric is None else metric
+    if metric not in result.greater_is_better:
+        raise ValueError(f"metric must be one of {result.metrics}; got {metric!r}.")
+    return metric
+
+
+def _pair(result, a, b) -> tuple[str, str]:
+    a = result.methods[0] if a is None else a
+    if b is None:
+        others = [m for m in result.methods if m != a]
+        b = others[0] if others else a
+    for name, value in (("a", a), ("b", b)):
+        if value not in result.methods:
+            raise ValueError(f"{name} must be one of the methods {result.methods}; got "
+                             f"{value!r}.")
+    return a, b
+
+
+def pair_plot(result, metric: str | None = None, *, a: str | None = None,
+              b: str | None = None, size: int = 240, legend: bool = True) -> hv.Overlay:
+    """Per-trial values of method ``a`` (x) against method ``b`` (y), one point per trial
+    and task column (tasks in their colours, the average black), with the diagonal.
+
+    ``legend`` adds the task legend on the right (the plot gets wider by it).
+    """
+    metric = _check_metric(result, metric)
+    a, b = _pair(result, a, b)
     pairs = pair_frame(result, metric, a, b)
     finite = pairs[["a", "b"]].to_numpy()
     finite = finite[np.isfinite(finite)]
     low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
     pad = 0.05 * (high - low or 1.0)
     low, high = low - pad, high + pad
-    colors = dict(zip(result.columns, [*style.task_colors(len(result.task_names)), "#000000"],
-                      strict=True))
-    pairs["color"] = pairs["task"].map(colors)
-    points = hv.Scatter(pairs, kdims=[hv.Dimension("a", label=a)],
-                        vdims=[hv.Dimension("b", label=b), "task", "trial", "color"]).opts(
-        color="color", size=7, alpha=0.8, tools=["hover"])
-    diagonal = hv.Curve([(low, low), (high, high)]).opts(color="#888888", line_dash="dashed")
-    return (diagonal * points).opts(
-        title=f"{metric} per trial: {a} vs {b}", width=size, height=size, xlabel=a, ylabel=b,
+    colors = [*style.task_colors(len(result.task_names)), "#000000"]
+    diagonal = hv.Curve([(low, low), (high, high)], label="equal").opts(
+        color="#888888", line_dash="dashed")
+    overlay = diagonal
+    for task, color in zip(result.columns, colors, strict=True):
+        part = pairs[pairs["task"] == task]
+        overlay = overlay * hv.Scatter(
+            part, kdims=[hv.Dimension("a", label=a)],
+            vdims=[hv.Dimension("b", label=b), "task", "trial"], label=str(task)).opts(
+            color=color, size=7, alpha=0.8, tools=["hover"])
+    return overlay.opts(
+        title=f"{metric}, each trial and task", width=size + (170 if legend else 0),
+        height=size, xlabel=a, ylabel=b, legend_position="right", show_legend=legend,
+        toolbar="above",
         xlim=(low, high), ylim=(low, high), fontsize={
             "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
             "xticks": style.TICK_FONT, "yticks": style.TICK_FONT})
 
 
+def bar_plot(result, metric: str | None = None, *, width: int = 240, height: int = 240,
+             cols: int = 4) -> hv.Layout:
+    """One panel per task column (at most :data:`MAX_BAR_PANELS` tasks, and the average):
+    each method's mean over the trials, error bars one standard deviation."""
+    metric = _check_metric(result, metric)
+    return hv.Layout(_bars(result, metric, width, height)).cols(cols)
+
+
 def comparison_plot(result, metric: str | None = None, *, a: str | None = None,
                     b: str | None = None, width: int = 240, height: int = 240) -> hv.Layout:
-    """Bars per task column with error bars, and the A-vs-B scatter (two methods or more).
+    """:func:`bar_plot`'s panels and, with two methods or more, :func:`pair_plot` (same
+    size, no legend: a grid of equal panels; hover names the task).
 
     Parameters
     ----------
@@ -106,40 +147,39 @@ def comparison_plot(result, metric: str | None = None, *, a: str | None = None,
     a, b : str, optional
         Methods of the scatter (default: the first two).
     """
-    metric = result.metrics[0] if metric is None else metric
-    if metric not in result.greater_is_better:
-        raise ValueError(f"metric must be one of {result.metrics}; got {metric!r}.")
+    metric = _check_metric(result, metric)
     panels = _bars(result, metric, width, height)
     if len(result.methods) >= 2 or a is not None or b is not None:
-        a = result.methods[0] if a is None else a
-        b = (result.methods[1] if result.methods[1] != a else result.methods[0]) \
-            if b is None else b
-        for name, value in (("a", a), ("b", b)):
-            if value not in result.methods:
-                raise ValueError(f"{name} must be one of the methods {result.methods}; got "
-                                 f"{value!r}.")
-        panels.append(_scatter(result, metric, a, b, max(width, height) + 40))
+        panels.append(pair_plot(result, metric, a=a, b=b, size=width, legend=False))
     return hv.Layout(panels).cols(4)
 
 
 def relationship_plot(result, *, size: int = 240, limit: int = MAX_MATRICES):
-    """Each method's 2-D task matrices averaged over the trials (tasks as rows), or None
-    when no method learned any."""
+    """Each method's 2-D task matrices averaged over the trials (tasks as rows, named), or
+    None when no method learned any."""
+    names = result.task_names
     panels = []
     for method, matrices in result.relationships().items():
         for key, matrix in matrices.items():
             if matrix.ndim != 2 or len(panels) >= limit:
                 continue
-            shown = matrix.T if matrix.shape[1] == len(result.task_names) \
+            shown = matrix.T if matrix.shape[1] == len(names) \
                 and matrix.shape[0] != matrix.shape[1] else matrix   # (d, m) -> tasks as rows
-            bound = float(np.max(np.abs(shown))) or 1.0
             rows, cols = shown.shape
-            image = hv.Image(shown[::-1], bounds=(0, 0, cols, rows),
-                             kdims=["column", "row"], vdims=[key])
+            bound = float(np.max(np.abs(shown))) or 1.0
+            # hv.Image puts the array's first row at the top: task 0 reads first.
+            image = hv.Image(shown, bounds=(0, 0, cols, rows), kdims=["column", "row"],
+                             vdims=[key])
+            ticks = {}
+            if rows == len(names):
+                ticks["yticks"] = [(rows - i - 0.5, n) for i, n in enumerate(names)]
+            if cols == len(names):
+                ticks["xticks"] = [(j + 0.5, n) for j, n in enumerate(names)]
             panels.append(image.opts(
                 cmap=list(style.DIVERGING), clim=(-bound, bound), colorbar=True,
-                title=f"{method}: {key} (mean over trials)", width=size + 60, height=size,
-                xaxis=None, yaxis=None, tools=["hover"]))
+                title=f"{method}: {key}", width=size + 140, height=size + 40, xlabel="",
+                ylabel="", xaxis="bottom" if "xticks" in ticks else None, xrotation=45,
+                tools=["hover"], **ticks))
     return hv.Layout(panels).cols(3) if panels else None
 
 
@@ -207,9 +247,14 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
     for name in metrics:
         fragments += [f"<h2>{html.escape(name)}</h2>",
                       result.table_html(name, digits=digits, alpha=alpha)]
-    blocks: list = [*fragments,
-                     f"<h2>{html.escape(metric)} per task, and method against method</h2>",
-                     hv.render(comparison_plot(result, metric), backend="bokeh")]
+    blocks: list = [*fragments, f"<h2>{html.escape(metric)} per task</h2>",
+                    hv.render(bar_plot(result, metric), backend="bokeh")]
+    if len(result.methods) >= 2:
+        a, b = result.methods[:2]
+        blocks += [f"<h2>{html.escape(a)} against {html.escape(b)}, trial by trial</h2>",
+                   "<p>Each point is one trial and task; below the diagonal "
+                   f"{html.escape(b)}'s value is smaller.</p>",
+                   hv.render(pair_plot(result, metric, a=a, b=b, size=320), backend="bokeh")]
     matrices = relationship_plot(result)
     if matrices is not None:
         blocks += ["<h2>Task relationships (each method's, averaged over the trials)</h2>",
