@@ -151,6 +151,11 @@ def test_t_test_marking_agrees_with_scipy():
     # alpha decides: the tie's p-value (about 0.53) is below alpha 0.6.
     assert p_tie < 0.6
     assert not result.best(alpha=0.6).at["tie", "T0"]
+    # One trial: no test is possible, only the best mean is marked.
+    single = constructed_result({"best": best[:1], "tie": tie[:1], "loser": loser[:1]})
+    assert single.best().loc[:, "T0"].to_dict() == {"best": True, "tie": False,
+                                                    "loser": False}
+    assert single.table().at["best", "T0"] == f"{best[0]:.3f} *"
 
 
 def test_tables_render_in_markdown_html_and_latex():
@@ -249,6 +254,8 @@ def test_to_html_writes_a_standalone_offline_report(regression_data, tmp_path):
     ({"param_grid": {"ridge": {"alpha": [1]}}}, r"must name parameters of MultiTaskRidge"),
     ({"client": "tcp://x:1"}, r"client is only used with backend='dask'"),
     ({"callback": 3}, r"callback must be None or a callable; got 3"),
+    ({"backend": "dask"}, r"client must be a distributed.Client or a scheduler address"),
+    ({"random_state": -1}, r"random_state must be an integer >= 0; got -1"),
 ])
 def test_bad_arguments_raise_value_errors_naming_them(regression_data, change, message):
     arguments = {"estimators": {"ridge": MultiTaskRidge()}, "dataset": regression_data,

@@ -183,8 +183,11 @@ def _run_job(job: Job, dataset: MultiTaskDataset) -> JobResult:
     scores = evaluate(job.metrics, model, test.X, test.y, test.task, positive)
     relationships = {}
     if hasattr(model, "task_relationships"):
-        relationships = {key: np.array(value, dtype=np.float64)
-                         for key, value in dict(model.task_relationships()).items()}
+        for key, value in dict(model.task_relationships()).items():
+            try:
+                relationships[key] = np.array(value, dtype=np.float64)
+            except (TypeError, ValueError):   # not a numeric matrix: nothing to average
+                continue
     return JobResult(job.trial, job.method, scores, fit_time,
                      json.dumps(chosen, sort_keys=True, default=repr), relationships)
 
