@@ -171,8 +171,8 @@ def _run_job(job: Job, dataset: MultiTaskDataset) -> JobResult:
     split_seed, seed = job_seeds(job.random_state, job.trial, job.method)
     train, test = dataset.split(job.train_fraction, random_state=split_seed)
     positive = positive_labels(dataset)
-    chosen: dict = {}
-    if job.candidates:
+    chosen: dict = dict(job.candidates[0]) if job.candidates else {}
+    if job.candidates and len(job.candidates) > 1:
         folds = cv_folds(train, job.cv, np.random.default_rng(seed))
         cv_scores = [_cv_score(job, c, train, folds, seed, positive) for c in job.candidates]
         chosen = dict(job.candidates[int(np.argmax(cv_scores))])  # ties: first in the grid
