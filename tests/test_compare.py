@@ -54,6 +54,14 @@ def test_frame_is_tidy_and_matches_a_direct_fit(regression_data):
     assert all("±" in cell for cell in table.to_numpy().ravel())
 
 
+def test_progress_bar_on_stderr(regression_data, capsys):
+    compare({"ridge": MultiTaskRidge()}, regression_data, n_trials=2, train_fraction=0.5)
+    assert "compare" in capsys.readouterr().err
+    compare({"ridge": MultiTaskRidge()}, regression_data, n_trials=2, train_fraction=0.5,
+            progress=False)
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("n_jobs, backend", [(1, "loky"), (2, "loky"), (2, "threading")])
 def test_should_stop_cancels_between_jobs(regression_data, n_jobs, backend):
     done = []
@@ -102,6 +110,12 @@ def test_same_seeds_same_results_for_every_backend(regression_data):
         # a scheduler address works as well (the harness opens and closes its own client)
         runs["dask by address"] = compare(small_methods(), regression_data, backend="dask",
                                           client=cluster.scheduler_address, **kwargs)
+        stopped = []
+        with pytest.raises(ComparisonCancelled) as info:
+            compare(small_methods(), regression_data, backend="dask", client=client,
+                    callback=lambda d, t: stopped.append(d),
+                    should_stop=lambda: len(stopped) >= 2, **kwargs)
+        assert (info.value.done, stopped) == (2, [1, 2])
     for name, result in runs.items():
         pd.testing.assert_frame_equal(_numbers(result), _numbers(reference), check_exact=True,
                                       obj=name)
