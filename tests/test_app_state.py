@@ -8,6 +8,7 @@ import numpy as np
 import param
 import pytest
 
+from explorer.app import hidden_pages_rule
 from explorer.app.state import UPLOAD_LIMIT_BYTES, UPLOADED, ExplorerState
 from explorer.data import MultiTaskDataset
 from explorer.data.catalog import CATALOG, make_dataset
@@ -240,10 +241,17 @@ def test_shell_builds_pages_lazily_and_caches_them():
     assert len(built) == 1                      # only the shown page was built
     first = app.shown
     app.state.page = "b"
-    assert app.shown is not first and app.main.objects[1].visible is False
+    frames = app.main.objects[1:]
+    assert app.shown is not first and len(frames) == 2
+    assert app.main.stylesheets == [hidden_pages_rule("b")]
     app.state.page = "a"
     assert len(built) == 2 and app.shown is first   # cached per session
-    assert [frame.visible for frame in app.main.objects[1:]] == [True, False]
+    # a switch is one style rule: the frames stay in place, marked by their slug
+    assert app.main.objects[1:] == frames and all(frame.visible for frame in frames)
+    assert app.main.stylesheets == [hidden_pages_rule("a")]
+    assert [f"explorer-page-{slug}" in frame.css_classes
+            for slug, frame in zip("ab", frames)] == [True, True]
+    assert ":not(.explorer-page-a)" in hidden_pages_rule("a")
 
 
 def test_model_page_says_politely_when_the_data_do_not_suit_it():

@@ -72,6 +72,12 @@ def test_bcd_equals_sklearn_multitask_lasso_on_a_shared_design():
     auto = L21MTFL(lambda_rows=2 * alpha / m, normalize=False, tol=1e-10).fit(X, y, task)
     assert auto.solver_ == "bcd"
     np.testing.assert_allclose(auto.coef_, ref.coef_.T, atol=1e-6)
+    # the one-design entry point: scikit-learn's layout, no stacking, the same optimum
+    shared = L21MTFL(lambda_rows=2 * alpha / m, normalize=False, tol=1e-10).fit_shared(Xs, Y)
+    assert shared.solver_ == "bcd" and shared.n_tasks_ == m
+    np.testing.assert_allclose(shared.coef_, ref.coef_.T, atol=1e-6)
+    np.testing.assert_allclose(shared.intercept_, ref.intercept_, atol=1e-6)
+    assert shared.objective_history_[-1] == pytest.approx(est.objective_history_[-1], rel=1e-10)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

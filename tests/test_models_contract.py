@@ -246,6 +246,23 @@ def check_bad_input(make, X, y, task):
         est.predict(X[:2], [0, 5])
 
 
+def check_fit_shared(make, X, y, task, kind):
+    """``fit_shared(X0, Y)`` is ``fit`` on the stacked copies of the one design ``X0``."""
+    m = n_tasks_of(task)
+    X0 = X[task == 0]
+    if kind == R:
+        Y = np.column_stack([y[task == 0] * (t + 1) - t for t in range(m)])
+    else:   # one label per task column, each task with both classes
+        Y = np.column_stack([np.roll(y[task == 0], t) for t in range(m)])
+    shared = make().fit_shared(X0, Y)
+    stacked = make().fit(np.tile(X0, (m, 1)), Y.T.ravel(), np.repeat(np.arange(m), len(X0)))
+    assert shared.n_tasks_ == m and shared.n_features_in_ == X.shape[1]
+    np.testing.assert_allclose(shared.predict(X, task), stacked.predict(X, task),
+                               rtol=1e-9, atol=1e-12, err_msg="fit_shared vs fit")
+    with pytest.raises(ValueError, match=r"\bY\b.*shape"):
+        make().fit_shared(X0, Y[:-1])
+
+
 def check_relationships(make, X, y, task, documented):
     est, snapshots = exhaust(make(), X, y, task)
     sizes = {"d": X.shape[1], "m": n_tasks_of(task)}
@@ -314,6 +331,8 @@ def test_contract(cls, kwargs, kind):
         check_bad_input(make, X, y, task)
         check_relationships(make, X, y, task, RELATIONSHIPS[cls.__name__])
         check_kind_and_extras(make, X, y, task, kind)
+        if not cls.uses_task_features:
+            check_fit_shared(make, X, y, task, kind)
     check_iterative(make, X, y, task)
 
 

@@ -98,10 +98,29 @@ def configure_process() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)
+    _limit_malloc_arenas()
     # A refit that does not converge again must say so again (the default action shows a
     # warning once per text and line).
     warnings.filterwarnings("always", category=ConvergenceWarning)
     install_warning_router()
+
+
+def _limit_malloc_arenas(arenas: int = 2) -> None:
+    """Two malloc arenas for the server process instead of glibc's 8 per core.
+
+    Every worker thread that allocates gets an arena of its own by default, and memory freed
+    in one is not handed back while the arena holds a live block: after thirty sessions
+    had come and gone, the server kept 10-15% more than it started with. Two arenas (one
+    for the event loop, one the workers share) keep what ended sessions freed reusable and
+    trimmable; numerical work allocates large arrays by mmap, outside the arenas.
+    """
+    import ctypes
+
+    M_ARENA_MAX = -8   # glibc's mallopt parameter
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):   # not glibc: nothing to set
+        pass
 
 
 _trim_pending = False

@@ -97,6 +97,72 @@ def check_task_ids(task: Any, n_samples: int | None = None, *, n_tasks: int | No
     return ids
 
 
+def _check_design(X: Any, prefix: str, n_features: int | None) -> np.ndarray:
+    """``X`` as a finite float64 array of shape (n_samples, n_features), or a ValueError."""
+    if X is None:
+        raise ValueError(f"{prefix}X must be an array of shape (n_samples, n_features); got None.")
+    try:
+        X_arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{prefix}X must be numeric, of shape (n_samples, n_features); "
+            f"it could not be read as numbers ({exc})."
+        ) from None
+    if X_arr.ndim != 2:
+        raise ValueError(
+            f"{prefix}X must be a 2-D array of shape (n_samples, n_features); "
+            f"got shape {X_arr.shape}."
+        )
+    if X_arr.shape[0] == 0:
+        raise ValueError(f"{prefix}X must have at least one row; got shape {X_arr.shape}.")
+    if X_arr.shape[1] == 0:
+        raise ValueError(f"{prefix}X must have at least one feature; got shape {X_arr.shape}.")
+    # One sum is a fast finite test (NaN and inf propagate); the exact place only on failure.
+    if not np.isfinite(X_arr.sum()) and not np.all(np.isfinite(X_arr)):
+        row, col = np.argwhere(~np.isfinite(X_arr))[0]
+        raise ValueError(
+            f"{prefix}X must be finite; got {X_arr[row, col]} at row {row}, column {col}."
+        )
+    if n_features is not None and X_arr.shape[1] != n_features:
+        raise ValueError(
+            f"{prefix}X has {X_arr.shape[1]} features, but the model expects {n_features} "
+            "features as input."
+        )
+    return X_arr
+
+
+def check_shared_design(X: Any, Y: Any, *, who: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """Validate regression tasks that share one design: ``X`` (n, d) and ``Y`` (n, m).
+
+    Column ``t`` of ``Y`` holds task ``t``'s responses to the rows of ``X`` (the
+    scikit-learn ``MultiTaskLasso`` layout).
+
+    >>> X, Y = check_shared_design([[1.0, 2.0], [3.0, 4.0]], [[1.0, 0.0], [2.0, 1.0]])
+    >>> X.shape, Y.shape
+    ((2, 2), (2, 2))
+    >>> check_shared_design([[1.0], [2.0]], [1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: Y must be a 2-D array of shape (n_samples=2, n_tasks); got shape (2,).
+    """
+    prefix = f"{who}: " if who else ""
+    X_arr = _check_design(X, prefix, None)
+    n = X_arr.shape[0]
+    try:
+        Y_arr = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{prefix}Y must hold numbers, of shape (n_samples={n}, n_tasks); "
+                         f"it could not be read as numbers ({exc}).") from None
+    if Y_arr.ndim != 2 or Y_arr.shape[0] != n or Y_arr.shape[1] == 0:
+        raise ValueError(f"{prefix}Y must be a 2-D array of shape (n_samples={n}, n_tasks); "
+                         f"got shape {Y_arr.shape}.")
+    if not np.all(np.isfinite(Y_arr)):
+        row, col = np.argwhere(~np.isfinite(Y_arr))[0]
+        raise ValueError(f"{prefix}Y must be finite; got {Y_arr[row, col]} at row {row}, "
+                         f"task {col}.")
+    return X_arr, Y_arr
+
+
 def check_multitask(
     X: Any,
     y: Any = None,
@@ -141,35 +207,8 @@ def check_multitask(
     task : ndarray of intp, shape (n_samples,)
     """
     prefix = f"{who}: " if who else ""
-    if X is None:
-        raise ValueError(f"{prefix}X must be an array of shape (n_samples, n_features); got None.")
-    try:
-        X_arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(
-            f"{prefix}X must be numeric, of shape (n_samples, n_features); "
-            f"it could not be read as numbers ({exc})."
-        ) from None
-    if X_arr.ndim != 2:
-        raise ValueError(
-            f"{prefix}X must be a 2-D array of shape (n_samples, n_features); "
-            f"got shape {X_arr.shape}."
-        )
+    X_arr = _check_design(X, prefix, n_features)
     n_samples = X_arr.shape[0]
-    if n_samples == 0:
-        raise ValueError(f"{prefix}X must have at least one row; got shape {X_arr.shape}.")
-    if X_arr.shape[1] == 0:
-        raise ValueError(f"{prefix}X must have at least one feature; got shape {X_arr.shape}.")
-    if not np.all(np.isfinite(X_arr)):
-        row, col = np.argwhere(~np.isfinite(X_arr))[0]
-        raise ValueError(
-            f"{prefix}X must be finite; got {X_arr[row, col]} at row {row}, column {col}."
-        )
-    if n_features is not None and X_arr.shape[1] != n_features:
-        raise ValueError(
-            f"{prefix}X has {X_arr.shape[1]} features, but the model expects {n_features} "
-            "features as input."
-        )
     if task is None:
         raise ValueError(
             f"{prefix}task must be given: a 1-D array of integer task ids of shape "

@@ -33,7 +33,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_multitask, check_task_features
+from ..data.validation import check_multitask, check_shared_design, check_task_features
 
 __all__ = [
     "Snapshot",
@@ -385,6 +385,19 @@ class MultiTaskEstimator(BaseEstimator):
                                sample_weight=sample_weight):
             pass
         return self
+
+    def fit_shared(self, X, Y, *, task_features=None):
+        """Fit regression tasks that all share one design ``X`` (n, d); ``Y`` is (n, m).
+
+        Column ``t`` of ``Y`` holds task ``t``'s responses (scikit-learn's
+        ``MultiTaskLasso`` layout). The same model as :meth:`fit` on the stacked copies;
+        this generic version stacks them, the group-penalty models override it to solve on
+        the one design. Returns ``self``.
+        """
+        X, Y = check_shared_design(X, Y, who=type(self).__name__)
+        n, m = Y.shape
+        return self.fit(np.tile(X, (m, 1)), Y.T.ravel(), np.repeat(np.arange(m), n),
+                        task_features=task_features)
 
     # ------------------------------------------------------------------ prediction
     def _validate_predict_data(self, X, task):

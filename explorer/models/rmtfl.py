@@ -50,7 +50,7 @@ from functools import partial
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_multitask, check_scalar
+from ..data.validation import check_multitask, check_scalar, check_shared_design
 from ..solvers.block_cd import block_cd_steps, relative_duality_gap
 from ..solvers.multitask_least_squares import StackedTasks
 from ..solvers.proximal_gradient import proximal_gradient_steps
@@ -244,9 +244,33 @@ class _StackedProxMTL(MultiTaskEstimator):
             blocks.append(previous * data.scale)
         return np.hstack(blocks)
 
+    def fit_shared(self, X, Y, *, task_features=None):
+        """Fit tasks that share one design, without stacking it (the MultiTaskLasso layout).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)   the design of every task
+        Y : array-like of shape (n_samples, n_tasks)      column t: task t's responses
+
+        The same model as ``fit(np.tile(X, (m, 1)), Y.T.ravel(), np.repeat(range(m), n))``
+        (same optimum, same fitted attributes) but the ``(m n, d)`` stack is never built
+        or compared: the solver works on the one design. Returns ``self``.
+        """
+        X, Y = check_shared_design(X, Y, who=type(self).__name__)
+        self._check_task_features(task_features, Y.shape[1])
+        self._check_common()
+        data = StackedTasks.shared(X, Y, normalize=bool(self.normalize),
+                                   center=bool(self.fit_intercept))
+        for _ in self._run(self._solve_steps(data), data.m, data.d):
+            pass
+        return self
+
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         self._check_common()
-        data = self._stack(X, y, task, n_tasks_of(task))
+        return self._solve_steps(self._stack(X, y, task, n_tasks_of(task)))
+
+    def _solve_steps(self, data: StackedTasks) -> Iterator[Snapshot]:
+        """The fit's snapshots on prepared data (stacked or one shared design)."""
         lambda_max = self._lambda_max(data)
         penalties = self._resolve_penalties(lambda_max, data)
         lams = tuple(penalties[name] for name in self._penalties)

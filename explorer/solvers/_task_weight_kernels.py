@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def qp_dual_passes(A, rhs, n_ineq, Z, curvature, lam, w, n_passes):
     """Coordinate ascent on the dual of ``min 1/2 w^T P w + c^T w`` s.t. ``A w >= rhs`` (the
     first ``n_ineq`` rows) and ``A w = rhs`` (the rest), in place.
@@ -33,7 +33,7 @@ def qp_dual_passes(A, rhs, n_ineq, Z, curvature, lam, w, n_passes):
 
 
 # ---------------------------------------------------------------- hinge interior point
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _margins(S, bounds, w, out):
     """out_j = S_j . w[row t_j] (tasks are contiguous row ranges of S)."""
     m = S.shape[1]
@@ -45,7 +45,7 @@ def _margins(S, bounds, w, out):
             out[j] = total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _combine(S, bounds, v, out):
     """out[q m + r] = sum_{j in task q} v_j S_jr (the transpose of _margins)."""
     m = S.shape[1]
@@ -56,7 +56,7 @@ def _combine(S, bounds, v, out):
                 out[q * m + r] += v[j] * S[j, r]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cholesky_solve(L, b):
     n = b.shape[0]
     z = np.empty(n)
@@ -74,7 +74,7 @@ def _cholesky_solve(L, b):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _direction(S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3, rd_w, rd_xi,
                rc1, rc2, rc3, out):
     """Newton direction for complementarity right-hand sides ``rc``; fills ``out`` rows
@@ -119,7 +119,7 @@ def _direction(S, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2, rp3, 
     return dw, ds3, dl3
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _room(v, dv, step):
     for i in range(v.shape[0]):
         if dv[i] < 0.0:
@@ -127,7 +127,7 @@ def _room(v, dv, step):
     return step
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ipm_step(S, bounds, H, cidx, cval, w, xi, s1, s2, s3, l1, l2, l3):
     """One Mehrotra predictor-corrector step of the hinge QP (see task_weights), in place.
 
@@ -206,7 +206,7 @@ def ipm_step(S, bounds, H, cidx, cval, w, xi, s1, s2, s3, l1, l2, l3):
         l3[k] += step * dl3[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hinge_values(S, bounds, H_inv, cidx, cval, w_feasible, penalty, l2, l3):
     """Eq. 2's hinge value at a feasible vec(W) (``penalty`` its regulariser) and the dual
     value at the multipliers clipped to the dual's bounds (a lower bound of the optimum)."""

@@ -69,20 +69,9 @@ class StackedTasks:
             else:
                 same = all(np.array_equal(first, X[sl]) for sl in self.slices[1:])
             if same:
-                X0 = first.copy()
-                if center:
-                    mean = X0.mean(axis=0)
-                    X0 -= mean
-                    self.x_mean[:] = mean[:, None]
-                    self.y_mean = y.reshape(self.m, n0).mean(axis=1)
-                    y -= np.repeat(self.y_mean, n0)
-                if normalize:
-                    norms = np.sqrt(np.sum(X0 ** 2, axis=0))
-                    norms[norms == 0] = 1.0
-                    self.scale[:] = norms[:, None]
-                    X0 /= norms
-                self._shared_design = X0
-                self._Y = y.reshape(self.m, n0).T          # (n0, m), column t = task t
+                self._use_shared_design(first.copy(), y.reshape(self.m, n0).T.copy(),
+                                        normalize=normalize, center=center)
+                y = self._Y.T.ravel()
         if self._shared_design is None:
             if not private:
                 X = X.copy()
@@ -99,11 +88,65 @@ class StackedTasks:
                     X[sl] /= norms
             self._X = X
         self.y = y
+        self._finish(int(task.size))
+
+    @classmethod
+    def shared(cls, X, Y, *, normalize=True, center=True) -> "StackedTasks":
+        """All tasks on one design (the MultiTaskLasso setting), without stacking it.
+
+        Parameters
+        ----------
+        X : ndarray (n0, d)   the design every task shares
+        Y : ndarray (n0, m)   column t holds task t's responses
+
+        The result is the object the stacked constructor builds for ``m`` copies of ``X``
+        (same attributes, same solver path), but the ``(m n0, d)`` stack is never made and
+        the equality check of the copies is skipped.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        Y = np.asarray(Y, dtype=np.float64)
+        n0, m = Y.shape
+        self = cls.__new__(cls)
+        self.m, self.d = int(m), X.shape[1]
+        counts = np.full(self.m, n0)
+        self.offsets = np.arange(self.m + 1) * n0
+        self.slices = [slice(self.offsets[t], self.offsets[t + 1]) for t in range(self.m)]
+        self.counts = counts.astype(np.float64)
+        self.x_mean = np.zeros((self.d, self.m))
+        self.y_mean = np.zeros(self.m)
+        self.scale = np.ones((self.d, self.m))
+        self._X = None
+        self._use_shared_design(X.copy(), Y.copy(), normalize=normalize, center=center)
+        self.y = self._Y.T.ravel()
+        self._finish(n0 * self.m)
+        return self
+
+    def _use_shared_design(self, X0, Y, *, normalize, center):
+        """Centre and Eq. (1)-normalise the one design ``X0`` (n0, d) and responses ``Y``
+        (n0, m) in place and keep them: centring and Eq. (1) give every task the same
+        columns, so one copy of the design serves all tasks."""
+        if center:
+            mean = X0.mean(axis=0)
+            X0 -= mean
+            self.x_mean[:] = mean[:, None]
+            self.y_mean = Y.mean(axis=0)
+            Y -= self.y_mean
+        if normalize:
+            norms = np.sqrt(np.sum(X0 ** 2, axis=0))
+            norms[norms == 0] = 1.0
+            self.scale[:] = norms[:, None]
+            X0 /= norms
+        self._shared_design = X0
+        self._Y = Y                                  # (n0, m), column t = task t
+
+    def _finish(self, n_samples: int) -> None:
+        """Per-task weights and the row bookkeeping, from ``counts``."""
+        counts = self.counts.astype(np.intp)
         self.weight = 1.0 / (self.m * np.maximum(self.counts, 1))  # 1 / (m n_i) per task
         # Small problems: one gathered einsum beats m Python-level products (measured ~2x
         # per iteration at m=10, d=50, n=20); large ones: per-task products read X once and
         # need no (n, d) temporaries, which keeps an iteration near the memory-traffic floor.
-        self._vectorized = task.size * self.d <= VECTORIZE_MAX_ENTRIES and \
+        self._vectorized = n_samples * self.d <= VECTORIZE_MAX_ENTRIES and \
             bool(np.all(counts > 0))
         self._row_task = np.repeat(np.arange(self.m), counts)
         self._row_weight = self.weight[self._row_task]

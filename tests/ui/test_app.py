@@ -362,3 +362,34 @@ def test_transfer_page_runs_moves_the_gate_and_reruns_after_reset(app_url, page)
     page.get_by_text("Run the fit, then move").first.wait_for(timeout=20_000)
     run.click()                                 # the page still runs after a reset
     page.get_by_text("Zero-shot on held-out tasks").first.wait_for(timeout=60_000)
+
+
+#: Counts the figure size reports the browser sends (a figure laid out anew reports its
+#: inner/outer width and height to the server).
+COUNT_SIZE_REPORTS_JS = """() => {
+  window.__size_reports = 0;
+  for (const doc of Bokeh.documents) {
+    doc.on_change((event) => {
+      if (event.attr != null && /^(inner|outer)_(width|height)$/.test(event.attr))
+        window.__size_reports += 1;
+    });
+  }
+}"""
+
+
+def test_switching_back_to_a_built_page_shows_it_without_relaying_out_figures(app_url, page):
+    open_app(page, app_url)
+    page.get_by_text("+1 related, -1 negated, 0 unrelated").first.wait_for()
+    page.get_by_role("button", name="Trees").click()
+    page.get_by_text("Multi-task decision trees").first.wait_for(state="visible")
+    page.get_by_text("Ready.").first.wait_for()
+    tasks_text = page.get_by_text("+1 related, -1 negated, 0 unrelated").first
+    expect(tasks_text).to_be_hidden()
+    page.evaluate(COUNT_SIZE_REPORTS_JS)
+    page.get_by_role("button", name="Tasks").click()
+    expect(tasks_text).to_be_visible()
+    expect(page.get_by_text("Multi-task decision trees").first).to_be_hidden()
+    # the Tasks page was drawn before: its figures keep their layout and report no new size
+    page.get_by_role("button", name="Trees").click()
+    expect(page.get_by_text("Multi-task decision trees").first).to_be_visible()
+    assert page.evaluate("() => window.__size_reports") == 0
