@@ -49,6 +49,14 @@ estimate                              truth key                      shape, type
 ``TLTF.phi_.argmax(axis=1)``           ``"clusters"``                 (m,) int (up to relabelling)
 ===================================== ============================== ========================
 
+Tasks on one design
+-------------------
+``fit_shared(X, Y)`` fits regression tasks that share one design ``X`` (n, d), with ``Y``
+(n, m) holding task ``t``'s responses in column ``t`` (scikit-learn's ``MultiTaskLasso``
+layout): the same model as ``fit`` on the m stacked copies. The group-penalty models
+(:mod:`.rmtfl`) solve on the one design without building the stack (``StackedTasks.shared``);
+the others stack it and call ``fit``.
+
 Other shared conventions: ``warm_start=True`` is the one way to start from the previous
 solution; ``random_state`` is a parameter of every estimator; ``uses_task_features`` says
 whether ``fit`` takes ``task_features`` (m, q); ``supports_new_tasks`` whether
