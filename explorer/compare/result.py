@@ -272,12 +272,15 @@ class ComparisonResult:
                 + "".join(body) + "</tbody></table>")
 
     def to_html(self, path=None, *, metric: str | None = None, digits: int = 3,
-                alpha: float = 0.05, report: bool | None = None) -> str | None:
+                alpha: float = 0.05, report: bool | None = None,
+                truth=None) -> str | None:
         """HTML: the table alone, or the standalone report (table + plots, Bokeh inline).
 
         ``to_html()`` returns the table (:meth:`table_html`); ``to_html(path)`` writes the
         standalone report (:func:`explorer.viz.comparison.report_html`) to ``path`` and
-        returns None; ``to_html(report=True)`` returns the report.
+        returns None; ``to_html(report=True)`` returns the report. ``truth``: 2-D truth
+        matrices (key -> array, e.g. ``{"task_relation": dataset.truth["task_relation"]}``)
+        drawn beside the learned task matrices in the report.
         """
         report = path is not None if report is None else bool(report)
         if not report:
@@ -286,7 +289,7 @@ class ComparisonResult:
             return self.table_html(metric, digits=digits, alpha=alpha)
         from ..viz.comparison import report_html
 
-        document = report_html(self, metric=metric, digits=digits, alpha=alpha)
+        document = report_html(self, metric=metric, digits=digits, alpha=alpha, truth=truth)
         if path is None:
             return document
         Path(path).write_text(document, encoding="utf-8")

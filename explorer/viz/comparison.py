@@ -154,12 +154,19 @@ def comparison_plot(result, metric: str | None = None, *, a: str | None = None,
     return hv.Layout(panels).cols(4)
 
 
-def relationship_plot(result, *, size: int = 240, limit: int = MAX_MATRICES):
+def relationship_plot(result, *, truth=None, size: int = 240, limit: int = MAX_MATRICES):
     """Each method's 2-D task matrices averaged over the trials (tasks as rows, named), or
-    None when no method learned any."""
+    None when no method learned any.
+
+    ``truth`` (optional): a mapping key -> 2-D array (e.g. the data's ``task_relation`` or
+    ``coef``) drawn first, titled "truth: <key>", on the same kind of panel."""
     names = result.task_names
     panels = []
-    for method, matrices in result.relationships().items():
+    learned = result.relationships()
+    if not learned:
+        return None
+    groups = ([("truth", dict(truth))] if truth else []) + list(learned.items())
+    for method, matrices in groups:
         for key, matrix in matrices.items():
             if matrix.ndim != 2 or len(panels) >= limit:
                 continue
@@ -235,7 +242,7 @@ def _settings_html(result) -> str:
 
 
 def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: float = 0.05,
-                title: str = "MTL Explorer: comparison") -> str:
+                title: str = "MTL Explorer: comparison", truth=None) -> str:
     """The standalone report: settings, one table per recorded metric (``metric`` first),
     the bars and A-vs-B scatter of ``metric``, the averaged task matrices."""
     metric = result.metrics[0] if metric is None else metric
@@ -255,8 +262,9 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
                    "<p>Each point is one trial and task; below the diagonal "
                    f"{html.escape(b)}'s value is smaller.</p>",
                    hv.render(pair_plot(result, metric, a=a, b=b, size=320), backend="bokeh")]
-    matrices = relationship_plot(result)
+    matrices = relationship_plot(result, truth=truth)
     if matrices is not None:
-        blocks += ["<h2>Task relationships (each method's, averaged over the trials)</h2>",
+        blocks += ["<h2>Task relationships (each method's, averaged over the trials"
+                   + (", beside the truth" if truth else "") + ")</h2>",
                    hv.render(matrices, backend="bokeh")]
     return _standalone(blocks, title)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from explorer.compare.methods import CompareSettings
+
 from .mtboost import MTBOOST
 from .mtknn import MTKNN_PAGE
 from .outliers import OUTLIERS
@@ -38,20 +40,26 @@ class Page:
         Shown in the sidebar's page chooser.
     build : callable
         ``build(state) -> viewable``.
-    params : None
-        A plain page has no settings of its own.
+    params : type of param.Parameterized or None
+        The page's settings (link keys ``<slug>.<name>``), None for a page without any.
     """
 
     slug: str
     title: str
     build: Callable[[Any], Any]
-    params: None = None
+    params: type | None = None
 
 
 def _tasks(state):
     from .tasks import TasksPage
 
     return TasksPage(state)
+
+
+def _compare(state):
+    from .compare import ComparePage
+
+    return ComparePage(state)
 
 
 PAGES: list = [
@@ -62,4 +70,5 @@ PAGES: list = [
     MTBOOST,
     MTKNN_PAGE,
     TRANSFER,
+    Page("compare", "Compare", _compare, params=CompareSettings),
 ]

@@ -1,0 +1,164 @@
+"""The methods the Compare page offers, declared once: which estimator, for which kind of data,
+with which key hyper-parameters (:class:`CompareSettings`, also the page's URL keys).
+
+From Python, :func:`chosen_estimators` turns settings into the ``estimators`` argument of
+:func:`explorer.compare.compare`:
+
+>>> sorted(chosen_estimators(CompareSettings(), "classification"))
+['MT-DT (IG_M)', 'MT-KNN', 'Regularized MTL', 'single-task logistic']
+>>> chosen_estimators(CompareSettings(max_depth=3), "classification")["MT-DT (IG_M)"]
+MTDecisionTree(max_depth=3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import param
+from sklearn.linear_model import LogisticRegression
+
+from ..models import (
+    L21MTFL,
+    MTKNN,
+    MTKR,
+    TLTF,
+    KernelRegressionPerTask,
+    KNNPerTask,
+    MTAdaBoost,
+    MTBoost,
+    MTDecisionTree,
+    MultiTaskRidge,
+    PerTaskEstimator,
+    RegularizedMTL,
+    RobustMTFL,
+    SingleTaskAdaBoost,
+    SingleTaskTree,
+)
+
+__all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for"]
+
+
+class CompareSettings(param.Parameterized):
+    """What to compare: one switch per method (``Method.key``), the number of trials and the
+    key hyper-parameters the methods share (URL keys ``compare.<name>``). A method of the other data kind is
+    ignored; with no method of the data's kind chosen, that kind's defaults are used."""
+
+    # classification
+    single_logistic = param.Boolean(True, label="Single-task logistic regression",
+                                    doc="One logistic regression per task (the baseline).")
+    regularized = param.Boolean(True, label="Regularized MTL (shared + own part)",
+                                doc="Evgeniou & Pontil: w_t = w_0 + v_t.")
+    single_tree = param.Boolean(False, label="Single-task tree",
+                                doc="One C4.5-like tree per task (the trees' baseline).")
+    mt_dt = param.Boolean(True, label="MT-DT (multi-task tree)",
+                          doc="One tree for all tasks, splits by the IG_M criterion.")
+    mt_adaboost = param.Boolean(False, label="MT-AdaBoost",
+                                doc="AdaBoost over multi-task trees (Faddoul et al. 2012).")
+    mtboost = param.Boolean(False, label="MTBoost",
+                            doc="Boosting with a learned task covariance (Zhang & Yeung).")
+    knn = param.Boolean(False, label="KNN per task", doc="Kernel-weighted KNN, one per task.")
+    mt_knn = param.Boolean(True, label="MT-KNN",
+                           doc="KNN over all tasks' neighbours, task-pair weights learned.")
+    tltf = param.Boolean(False, label="TL-TF (needs task features)",
+                         doc="Mixture of experts gated by task features (Yan & Zhang).")
+    # regression
+    ridge = param.Boolean(True, label="Ridge per task", doc="Single-task ridge regression.")
+    l21 = param.Boolean(True, label="L2,1 MTFL (shared features)",
+                        doc="Group lasso on the rows of W: features all tasks share.")
+    rmtfl = param.Boolean(True, label="rMTFL (robust MTFL)",
+                          doc="W = P + Q: shared features and outlier tasks.")
+    kr = param.Boolean(False, label="Kernel regression per task",
+                       doc="Kernel-weighted neighbours, one per task.")
+    mt_kr = param.Boolean(False, label="MT-KR", doc="Multi-task kernel regression.")
+    n_trials = param.Integer(10, bounds=(1, 50), label="Trials (random splits)",
+                             doc="How many random train/test splits every method is fitted on.")
+    # hyper-parameters
+    lambda_deviation = param.Number(0.1, bounds=(1e-3, 10.0), label="Regularized MTL: lambda",
+                                    doc="lambda_deviation: how far tasks may leave w_0.")
+    max_depth = param.Integer(6, bounds=(1, 20), label="Trees: max depth",
+                              doc="Depth limit of every tree (and of the boosted ones).")
+    n_rounds = param.Integer(30, bounds=(2, 200), label="Boosting rounds",
+                             doc="Rounds of MT-AdaBoost and MTBoost.")
+    n_neighbors = param.Integer(5, bounds=(1, 50), label="Neighbours k",
+                                doc="Neighbours of the KNN and kernel-regression methods.")
+    n_clusters = param.Integer(3, bounds=(1, 10), label="TL-TF: experts",
+                               doc="Number of experts (task clusters) of TL-TF.")
+
+    log_scale = ("lambda_deviation",)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One offered method.
+
+    Attributes
+    ----------
+    key : str
+        Its switch in :class:`CompareSettings`.
+    name : str
+        Its name in tables and figures.
+    kind : str
+        "classification" or "regression".
+    make : callable (settings) -> estimator
+    hyper : tuple of str
+        The settings it reads (the page shows them only when the method is chosen).
+    task_features : bool
+        Needs the data's task features.
+    """
+
+    key: str
+    name: str
+    kind: str
+    make: Callable[[Any], Any]
+    hyper: tuple[str, ...] = ()
+    task_features: bool = False
+
+
+C, R = "classification", "regression"
+
+METHODS: tuple[Method, ...] = (
+    Method("single_logistic", "single-task logistic", C,
+           lambda s: PerTaskEstimator(estimator=LogisticRegression(max_iter=1000))),
+    Method("regularized", "Regularized MTL", C,
+           lambda s: RegularizedMTL(lambda_deviation=s.lambda_deviation),
+           ("lambda_deviation",)),
+    Method("single_tree", "single-task tree", C,
+           lambda s: SingleTaskTree(max_depth=s.max_depth), ("max_depth",)),
+    Method("mt_dt", "MT-DT (IG_M)", C,
+           lambda s: MTDecisionTree(max_depth=s.max_depth), ("max_depth",)),
+    Method("mt_adaboost", "MT-AdaBoost", C,
+           lambda s: MTAdaBoost(base=MTDecisionTree(max_depth=s.max_depth),
+                                n_estimators=s.n_rounds), ("max_depth", "n_rounds")),
+    Method("mtboost", "MTBoost", C, lambda s: MTBoost(n_rounds=s.n_rounds), ("n_rounds",)),
+    Method("knn", "KNN per task", C, lambda s: KNNPerTask(n_neighbors=s.n_neighbors),
+           ("n_neighbors",)),
+    Method("mt_knn", "MT-KNN", C, lambda s: MTKNN(n_neighbors=s.n_neighbors),
+           ("n_neighbors",)),
+    Method("tltf", "TL-TF", C, lambda s: TLTF(n_clusters=s.n_clusters), ("n_clusters",),
+           task_features=True),
+    Method("ridge", "ridge per task", R, lambda s: MultiTaskRidge()),
+    Method("l21", "L2,1 MTFL", R, lambda s: L21MTFL()),
+    Method("rmtfl", "rMTFL", R, lambda s: RobustMTFL()),
+    Method("kr", "kernel regression per task", R,
+           lambda s: KernelRegressionPerTask(n_neighbors=s.n_neighbors), ("n_neighbors",)),
+    Method("mt_kr", "MT-KR", R, lambda s: MTKR(n_neighbors=s.n_neighbors), ("n_neighbors",)),
+)
+
+
+def methods_for(kind: str, *, task_features: bool = True) -> list[Method]:
+    """The methods that can run on data of ``kind`` (with or without task features)."""
+    return [m for m in METHODS if m.kind == kind and (task_features or not m.task_features)]
+
+
+def chosen_estimators(settings: CompareSettings, kind: str, *,
+                      task_features: bool = True) -> dict[str, Any]:
+    """Name -> unfitted estimator of every chosen method that suits the data.
+
+    With none of the data's kind chosen, the kind's defaults (the switches' defaults)."""
+    offered = methods_for(kind, task_features=task_features)
+    chosen = [m for m in offered if getattr(settings, m.key)]
+    if not chosen:
+        chosen = [m for m in offered if CompareSettings.param[m.key].default]
+    return {m.name: m.make(settings) for m in chosen}
