@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorer serve`` and ``python -m explorer generate``."""
+"""Command line: ``python -m explorer serve``, ``generate`` and ``reproduce``."""
 
 from __future__ import annotations
 
@@ -38,6 +38,34 @@ def _generate(args) -> int:
     return 0
 
 
+def _reproduce(args) -> int:
+    from explorer.compare.reproduce import REPRODUCTIONS, reproduce
+
+    if args.list:
+        width = max(len(name) for name in REPRODUCTIONS)
+        for name, entry in REPRODUCTIONS.items():
+            print(f"{name:<{width}}  {entry.paper}: {entry.description}")
+        return 0
+    if not args.name:
+        print("error: reproduce needs NAME (or --list)", file=sys.stderr)
+        return 2
+    if args.name not in REPRODUCTIONS:
+        print(f"error: unknown reproduction {args.name!r}; valid names: "
+              f"{', '.join(REPRODUCTIONS)}", file=sys.stderr)
+        return 2
+    try:
+        result = reproduce(args.name, trials=args.trials, fast=args.fast,
+                           random_state=args.seed)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.text)
+    if args.out:
+        result.to_csv(args.out)
+        print(f"wrote {len(result.frame)} rows to {args.out}")
+    return 0
+
+
 def main(argv=None) -> int:
     """Entry point of ``mtl-explorer`` / ``python -m explorer``."""
     parser = argparse.ArgumentParser(prog="mtl-explorer", description="MTL Explorer")
@@ -58,6 +86,14 @@ def main(argv=None) -> int:
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--out")
     g.add_argument("--list", action="store_true")
+    r = sub.add_parser("reproduce", help="rerun an experiment of the papers beside its numbers")
+    r.add_argument("name", nargs="?", help="a reproduction (see --list)")
+    r.add_argument("--list", action="store_true", help="list the reproductions")
+    r.add_argument("--trials", type=int, metavar="N",
+                   help="repetitions (default: the paper's; 2 with --fast)")
+    r.add_argument("--fast", action="store_true", help="small data and grids: a few seconds")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", metavar="FILE.csv", help="write the tidy results")
     args = parser.parse_args(argv)
     if args.command == "serve":
         from explorer.app import serve
@@ -65,6 +101,8 @@ def main(argv=None) -> int:
         serve(port=args.port, address=args.address, show=args.show,
               num_procs=args.num_procs, allow_origins=tuple(args.allow_origin))
         return 0
+    if args.command == "reproduce":
+        return _reproduce(args)
     return _generate(args)
 
 

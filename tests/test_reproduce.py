@@ -1,0 +1,147 @@
+"""``python -m explorer reproduce``: the paper reproductions in fast mode (2 trials each).
+
+Each reproduction runs once (module-scoped) through the CLI; the checks read its tidy CSV
+and assert the substance: the signs of MT-KNN's W, the outlier tasks rMTFL finds, the
+ordering of the methods the papers report where our data reproduce it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from explorer.__main__ import main
+from explorer.compare.reproduce import FRAME_COLUMNS, REPRODUCTIONS, reproduce
+
+NAMES = ["mtknn-toy", "rmtfl-outliers", "rmtfl-synthetic", "mtdt-criteria",
+         "mtadaboost-digits", "mtboost-digits", "tltf-synthetic"]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """name -> (exit code, printed text, tidy frame read back from --out)."""
+    cache = {}
+
+    def run(name):
+        if name not in cache:
+            path = tmp_path_factory.mktemp(name) / "r.csv"
+            out = io.StringIO()   # capsys is function-scoped; the runs are shared
+            with contextlib.redirect_stdout(out):
+                code = main(["reproduce", name, "--fast", "--trials", "2", "--out", str(path)])
+            cache[name] = (code, out.getvalue(), pd.read_csv(path) if path.exists() else None)
+        return cache[name]
+
+    return run
+
+
+def test_list_names_every_reproduction(capsys):
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert set(NAMES) <= set(REPRODUCTIONS)
+    for name in NAMES:
+        line = next(line for line in out.splitlines() if line.startswith(name + " "))
+        assert len(line.split(None, 1)[1]) > 20   # a description follows the name
+
+
+def test_bad_name_exits_2_listing_the_names(capsys):
+    assert main(["reproduce", "no-such-paper"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-paper" in err and all(name in err for name in NAMES)
+    with pytest.raises(ValueError, match="mtknn-toy"):
+        reproduce("no-such-paper")
+
+
+def test_bad_trials_exit_2(capsys):
+    assert main(["reproduce", "mtknn-toy", "--trials", "0"]) == 2
+    assert "trials" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_runs_fast_prints_table_paper_and_note(runs, name):
+    code, text, frame = runs(name)
+    assert code == 0
+    assert "paper" in text.lower() and "Note:" in text
+    numeric_rows = [line for line in text.splitlines()
+                    if len(re.findall(r"[-+]?\d+\.\d+", line)) >= 2]
+    assert len(numeric_rows) >= 2                      # a table of numbers
+    assert frame is not None and len(frame) > 0
+    assert list(frame.columns) == FRAME_COLUMNS
+    assert (frame["reproduction"] == name).all()
+    assert set(frame["trial"]) == {0, 1}
+    assert np.isfinite(frame["value"].to_numpy(dtype=float)).all()
+
+
+def _mean(frame, **where):
+    rows = np.ones(len(frame), dtype=bool)
+    for column, value in where.items():
+        rows &= frame[column].to_numpy() == value
+    assert rows.any(), where
+    return float(frame.loc[rows, "value"].mean())
+
+
+def test_mtknn_toy_w_has_the_signs_of_the_truth(runs):
+    frame = runs("mtknn-toy")[2]
+    for p in ("20%", "40%"):
+        related, negated = f"related p={p}", f"negated p={p}"
+        for entry in ("w11", "w12", "w21", "w22"):
+            assert _mean(frame, setting=related, task=entry) > 0
+        for entry in ("w11", "w22"):
+            assert _mean(frame, setting=negated, task=entry) > 0
+        for entry in ("w12", "w21"):
+            assert _mean(frame, setting=negated, task=entry) < 0
+        # related tasks lend each other most of their own weight
+        assert _mean(frame, setting=related, task="w12") > \
+            0.5 * _mean(frame, setting=related, task="w11")
+
+
+def test_rmtfl_outliers_found_exactly_on_the_easy_setting(runs):
+    frame = runs("rmtfl-outliers")[2]
+    easy = frame[frame["setting"].str.startswith("easy")]
+    per_trial = easy.pivot(index="trial", columns="metric", values="value")
+    assert (per_trial["zero_columns_Q"] == per_trial["true_zero_columns"]).all()
+    assert (per_trial["outlier_set_exact"] == 1).all()
+    # the paper's lambdas on the paper's data: about the paper's 21 zero columns (truth 20)
+    paper = frame[frame["setting"] == "Sec. 6.1 data, paper lambdas"]
+    assert abs(_mean(paper, metric="zero_columns_Q") - 20) <= 2
+
+
+def test_rmtfl_synthetic_rmtfl_beats_per_task_ridge_and_lasso(runs):
+    frame = runs("rmtfl-synthetic")[2]
+    for setting in ("train 20%", "train 30%"):
+        rows = frame[(frame["setting"] == setting) & (frame["task"] == "average")]
+        nmse = rows[rows["metric"] == "nmse"].groupby("method")["value"].mean()
+        assert nmse["rMTFL"] < nmse["ridge"] and nmse["rMTFL"] < nmse["lasso"]
+
+
+def test_mtdt_ig_m_not_far_below_the_single_task_tree(runs):
+    frame = runs("mtdt-criteria")[2]
+    accuracy = frame[frame["task"] == "average"].groupby("method")["value"].mean()
+    assert set(accuracy.index) == {"C4.5", "IG_J", "IG_U", "IG_M"}
+    assert accuracy["IG_M"] >= accuracy["C4.5"] - 0.03
+    assert accuracy.min() > 0.75          # 10% label noise caps accuracy near 0.9
+
+
+def test_mtadaboost_digits_accurate_and_not_below_adaboost(runs):
+    frame = runs("mtadaboost-digits")[2]
+    accuracy = frame[frame["task"] == "average"].groupby("method")["value"].mean()
+    assert accuracy["MT-Adaboost"] > 0.8 and accuracy["Adaboost"] > 0.8
+    assert accuracy["MT-Adaboost"] >= accuracy["Adaboost"] - 0.05
+
+
+def test_mtboost_digits_every_method_far_better_than_chance(runs):
+    frame = runs("mtboost-digits")[2]
+    error = frame[frame["task"] == "average"].groupby("method")["value"].mean()
+    assert set(error.index) == {"AnyBoost", "MTRL", "MTBoost"}
+    assert (error < 0.2).all()
+
+
+def test_tltf_transfers_from_task_features_better_than_stl(runs):
+    frame = runs("tltf-synthetic")[2]
+    mean_ap = frame[frame["metric"] == "mean_ap"].groupby("method")["value"].mean()
+    assert mean_ap["TL-TF"] > mean_ap["STL"]
+    assert mean_ap["TL-TF"] > mean_ap["TL-MC"]     # the task features are what helps
