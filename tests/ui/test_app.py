@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -393,3 +394,35 @@ def test_switching_back_to_a_built_page_shows_it_without_relaying_out_figures(ap
     page.get_by_role("button", name="Trees").click()
     expect(page.get_by_text("Multi-task decision trees").first).to_be_visible()
     assert page.evaluate("() => window.__size_reports") == 0
+
+
+def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_page):
+    open_app(page, app_url + "?page=compare&compare.n_trials=3")
+    page.get_by_text("Compare methods").first.wait_for()
+    page.get_by_role("button", name="▶ Run comparison").click()
+    page.get_by_text(re.compile(r"Done: 4 methods × 3 trials")).first.wait_for(timeout=90_000)
+    table = page.locator("table.mtl-compare")
+    expect(table).to_be_visible()
+    assert "average" in table.inner_text() and "MT-KNN" in table.inner_text()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download CSV").click()
+    lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("method,trial,task,metric,value")
+    assert len(lines) == 1 + 4 * 3 * (4 + 1)          # methods x trials x (tasks + average)
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download report").click()
+    report = Path(download.value.path()).read_text(encoding="utf-8")
+    assert report.startswith("<!DOCTYPE html>") and "truth: task_relation" in report
+    page.get_by_role("button", name="Show code").click()
+    expect(page.get_by_text("result = compare(estimators,")).to_be_visible()
+    # a long comparison: another session stays usable meanwhile, and Cancel stops it
+    open_app(page, app_url + "?page=compare&compare.n_trials=50&compare.mt_adaboost=true"
+             "&compare.n_rounds=200")
+    page.get_by_role("button", name="▶ Run comparison").click()
+    page.get_by_text(re.compile(r"Running … \d+ of 250 fits")).first.wait_for(timeout=60_000)
+    other = open_app(new_page(), app_url)
+    expect(summary(other)).to_contain_text("tasks")
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_text(re.compile(r"Cancelled after \d+ of 250 fits")).first.wait_for(
+        timeout=60_000)
+    expect(page.get_by_role("button", name="▶ Run comparison")).to_be_enabled()

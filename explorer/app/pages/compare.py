@@ -107,9 +107,9 @@ class ComparePage(pn.viewable.Viewer):
         self.offloader = Offloader.for_document(document)
         if self.offloader.asynchronous:
             self.offloader.executor = _comparison_threads()
-        self.run_button = pn.widgets.Button(name="▶ Run comparison", button_type="primary",
+        self.run_button = pn.widgets.Button(label="▶ Run comparison", color="primary",
                                             width=170)
-        self.cancel_button = pn.widgets.Button(name="Cancel", width=90, disabled=True)
+        self.cancel_button = pn.widgets.Button(label="Cancel", width=90, disabled=True)
         self.run_button.on_click(lambda *_: self.run())
         self.cancel_button.on_click(lambda *_: self.cancel())
         self.progress = pn.indicators.Progress(value=0, max=1, visible=False,
@@ -121,11 +121,11 @@ class ComparePage(pn.viewable.Viewer):
                                   styles={"overflow-x": "auto"})
         self.csv_button = pn.widgets.FileDownload(callback=self._csv, filename="comparison.csv",
                                                   label="Download CSV", disabled=True,
-                                                  button_type="light", width=160)
+                                                  width=160)
         self.report_button = pn.widgets.FileDownload(
             callback=self._report, filename="comparison.html", label="Download report",
-            disabled=True, button_type="light", width=170)
-        self.code_toggle = pn.widgets.Toggle(name="Show code", disabled=True, width=120)
+            disabled=True, width=170)
+        self.code_toggle = pn.widgets.Toggle(label="Show code", disabled=True, width=120)
         self.code = pn.pane.HTML("", visible=False, sizing_mode="stretch_width")
         self.code_toggle.param.watch(lambda e: setattr(self.code, "visible", e.new), "value")
         # Bokeh figures rendered from HoloViews on the comparison thread (not on the loop)
