@@ -216,3 +216,17 @@ def test_a_data_change_neither_replaces_the_page_nor_wakes_hidden_pages():
     assert list(tasks._scatter.sources[0].data["x"]) == drawn and tasks._stale  # it waits
     app.state.page = "tasks"                      # and catches up when shown
     assert list(tasks._scatter.sources[0].data["x"]) != drawn and not tasks._stale
+
+
+@pytest.mark.parametrize("slug", sorted(DATA_FOR))
+def test_a_fit_at_the_defaults_lasts_long_enough_for_a_class_to_follow(slug):
+    """Teaching pace: at the speed a page opens with, its default fit lasts 5-20 s."""
+    from explorer.app.runner import SPEEDS
+
+    pace = MODEL_PAGES[slug].pace
+    opened = MODEL_PAGES[slug].build(ExplorerState(dataset_name=DATA_FOR[slug]))
+    assert opened.runner._speed.value == pace          # the page opens at that speed
+    page = build(slug)
+    run(page)
+    seconds = page.runner.session.version / SPEEDS[pace]
+    assert 5 <= seconds <= 20, (slug, page.runner.session.version, pace)

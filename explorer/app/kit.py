@@ -66,6 +66,10 @@ class ModelPage:
         Title of the objective curve the kit adds ('' for none); ``objective_log``: log axis.
     warm : bool
         A hyper-parameter change after a finished fit refits from the current solution.
+    pace : str
+        The speed the page opens at (a key of :data:`explorer.app.runner.SPEEDS`): chosen so
+        that a fit at the defaults lasts 5-20 s, slow enough for a class to follow
+        ("unthrottled" is in the same menu).
     """
 
     slug: str
@@ -82,6 +86,7 @@ class ModelPage:
     objective: str = "Objective"
     objective_log: bool = False
     warm: bool = False
+    pace: str = "5 steps/s"
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -147,7 +152,7 @@ class ModelPageView(pn.viewable.Viewer):
                               current=lambda name: getattr(self.params, name))
         self.params.param.watch(self._params_changed, names)
         self.runner = LiveFitRunner(self._prepare, self._render, self._finished, self._cleared,
-                                    notify=state.notify)
+                                    notify=state.notify, speed=page.pace)
         self.views = list(page.views())
         if page.objective:
             self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))

@@ -479,6 +479,8 @@ class LiveFitRunner(pn.viewable.Viewer):
     notify : callable (message, level) -> None, optional
         Where messages go (the kit passes the session's one notification channel); without
         it they show in the runner's alert only.
+    speed : str
+        The speed it opens at, a key of :data:`SPEEDS`.
     """
 
     status = param.String(default="Ready.")
@@ -492,7 +494,7 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     def __init__(self, prepare, render, on_finish=None, on_reset=None, *, notify=None,
                  record_cap=500, record_max_bytes=RECORD_MAX_BYTES, period_ms: int = 100,
-                 **params):
+                 speed: str = "10 steps/s", **params):
         super().__init__(**params)
         from explorer.app.components import FramePacer
 
@@ -516,7 +518,9 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._step_btn = pn.widgets.Button(label="Step", width=70)
         self._pause_btn = pn.widgets.Button(label="Pause", width=70)
         self._reset_btn = pn.widgets.Button(label="Reset", width=70)
-        self._speed = pn.widgets.Select(label="Speed", options=list(SPEEDS), value="10 steps/s",
+        if speed not in SPEEDS:
+            raise ValueError(f"speed must be one of {list(SPEEDS)}; got {speed!r}.")
+        self._speed = pn.widgets.Select(label="Speed", options=list(SPEEDS), value=speed,
                                         width=130)
         self._scrub = pn.widgets.IntSlider(label="Recorded snapshot", start=0, end=1, value=0,
                                            disabled=True, sizing_mode="stretch_width")

@@ -145,4 +145,5 @@ class NeighbourhoodPage(ModelPage):
 MTKNN_PAGE = NeighbourhoodPage(
     slug="mtknn", title="Neighbourhoods (MT-KNN)", params=NeighbourhoodParams,
     make=make_model, views=views, baselines={"per-task": make_baseline},
-    min_tasks=1, min_per_task=6, intro=INTRO, objective="Objective (Eq. 2 / Eq. 7)")
+    min_tasks=1, min_per_task=6, intro=INTRO, objective="Objective (Eq. 2 / Eq. 7)",
+    pace="1 step/s")
