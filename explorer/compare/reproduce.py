@@ -166,8 +166,10 @@ def _matrix_text(W) -> str:
 
 
 def _ratios_text(W) -> str:
+    """``w12/w11 w21/w22``; "n/a" where a task trusts no neighbour (w_ii about 0)."""
     W = np.asarray(W)
-    return f"{W[0, 1] / W[0, 0]:+.2f} {W[1, 0] / W[1, 1]:+.2f}"
+    return " ".join(f"{W[i, 1 - i] / W[i, i]:+.2f}" if abs(W[i, i]) > 1e-4 else "n/a"
+                    for i in range(2))
 
 
 def run_mtknn_toy(trials: int, fast: bool, random_state: int) -> ReproductionResult:
