@@ -18,7 +18,6 @@ quoted as printed in the extracted texts (``/work/shared/papers``).
 from __future__ import annotations
 
 import textwrap
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -112,15 +111,8 @@ def _mean_std(values, scale: float = 1.0, digits: int = 3) -> str:
 def _cells(result, metric: str, *, scale: float = 1.0, digits: int = 3) -> pd.DataFrame:
     """methods x (tasks, average) of ``mean ± std`` (times ``scale``) from a comparison;
     cells marked by :meth:`ComparisonResult.best` (best, or not significantly worse) end
-    with ``*``.
-
-    The t-test's RuntimeWarning is silenced: per-trial differences that are equal up to
-    round-off (accuracies on equal-sized test sets) make scipy warn of "catastrophic
-    cancellation", which :func:`paired_p_value` only catches for exactly equal ones.
-    """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "Precision loss occurred", RuntimeWarning)
-        best = result.best(metric)
+    with ``*``."""
+    best = result.best(metric)
     table = pd.DataFrame(index=result.methods, columns=result.columns, dtype=object)
     for method in result.methods:
         for column in result.columns:
