@@ -86,17 +86,22 @@ def test_presets():
         load_preset("does-not-exist")
 
 
-def test_preset_copies_agree_and_name_real_pages():
-    # data/ (the layout's scenario folder) and the package copy (what an installed wheel has)
+def test_scenarios_live_in_data_scenarios_and_the_package_copy_is_generated():
+    # data/scenarios is the one source; the package's copy (what a wheel ships) is written by
+    # sync_package_scenarios and must equal it byte for byte
     from pathlib import Path
 
     from explorer.app.pages import PAGES
+    from explorer.data.catalog import _scenario_dir, sync_package_scenarios
 
     root = Path(__file__).resolve().parents[1]
-    shipped = sorted((root / "explorer" / "data" / "presets").glob("*.json"))
-    assert [p.name for p in shipped] == sorted(p.name for p in (root / "data").glob("*.json"))
-    for path in shipped:
-        assert path.read_text() == (root / "data" / path.name).read_text(), path.name
-        preset = load_preset(path.stem)
+    assert _scenario_dir() == root / "data" / "scenarios"
+    assert not list((root / "data").glob("*.json"))           # no scenario left at the old place
+    assert not (root / "explorer" / "data" / "presets").exists()
+    assert sync_package_scenarios(check=True) == [], (
+        "explorer/data/scenarios differs from data/scenarios; run: python -c \"from "
+        "explorer.data.catalog import sync_package_scenarios as s; s()\"")
+    for name in list_presets():
+        preset = load_preset(name)
         assert preset["dataset"] in CATALOG and preset["page"] in {p.slug for p in PAGES}
-        assert preset["title"]
+        assert preset["title"] and preset["story"]

@@ -193,18 +193,10 @@ class ExplorerApp(pn.viewable.Viewer):
                 options[f"Uploaded: {state.uploaded_name}"] = UPLOADED
             return options
 
-        from explorer.data.catalog import list_presets, load_preset
+        from explorer.app.scenarios import ScenarioChooser
 
-        scenarios = {"(choose a scenario)": ""}
-        scenarios.update({load_preset(n).get("title", n): n for n in list_presets()})
-        scenario_choice = pn.widgets.Select(label="Scenario", options=scenarios, value="",
-                                            sizing_mode="stretch_width")
-
-        def on_scenario(event) -> None:
-            if event.new:
-                state.apply_preset(event.new)
-
-        scenario_choice.param.watch(on_scenario, "value")
+        # the select of data/scenarios, the chosen one's story, "(edited)" once data change
+        scenario_choice = ScenarioChooser(state, page_order=list(self.pages))
 
         dataset_choice = pn.widgets.Select(label="Dataset", options=dataset_options(),
                                            value=state.dataset_name, sizing_mode="stretch_width")
@@ -374,7 +366,7 @@ def _bind_url(state) -> list[tuple[str, str]]:
             location.search = search
 
     state.param.watch(write, ["dataset_name", "data_params", "data_seed", "init_seed",
-                              "train_fraction", "page", "query_changed"])
+                              "train_fraction", "page", "query_changed", "scenario"])
     write()
     # The browser reports its own (shorter) search when the page connects; write the whole
     # scenario back once it has loaded so the address bar is a complete link at once.

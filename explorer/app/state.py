@@ -9,6 +9,9 @@ The state is a plain :class:`param.Parameterized`, testable without a browser; t
   stays, ``error`` holds the reason and a notification says so.
 * ``init_seed`` is the seed pages give their estimators (``random_state``); it is kept apart
   from the data seed so the same data can be refitted from other starting points.
+* A *scenario* (``data/scenarios/<name>.json``, :meth:`ExplorerState.apply_preset`) sets the
+  spec, the init seed, the page and the page's hyper-parameters at once; ``scenario`` names it
+  and ``scenario_edited`` turns True as soon as the spec differs from the scenario's.
 * The scenario round-trips through a URL query (:meth:`ExplorerState.to_query` /
   :meth:`ExplorerState.from_query`). Values from a URL are untrusted: each one is checked
   against its declared type and bounds; a bad one is reported and skipped, never evaluated.
@@ -21,6 +24,7 @@ True
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -53,8 +57,11 @@ QUERY_KEYS = {
     "init_seed": "init_seed",
     "train_fraction": "train",
     "page": "page",
+    "scenario": "scenario",
 }
 DATA_PREFIX = "d."
+#: The data settings a scenario fixes; changing any of them marks the scenario edited.
+SPEC = ("dataset_name", "data_params", "data_seed", "init_seed", "train_fraction")
 LEVELS = ("info", "success", "warning", "error")
 _SEED_MAX = 2**32 - 1
 
@@ -131,6 +138,12 @@ class ExplorerState(param.Parameterized):
     notification = param.Tuple(
         default=("info", ""), length=2, doc="(level, message) of the latest notice.")
     query_changed = param.Event(doc="A page's hyper-parameter changed (the URL follows).")
+    scenario = param.String(
+        default="", constant=True,
+        doc="Name of the scenario chosen last ('' for none); set by apply_preset.")
+    scenario_edited = param.Boolean(
+        default=False, constant=True,
+        doc="True when the data settings differ from the chosen scenario's (derived).")
 
     def __init__(self, *, pages: Sequence[str] | Mapping[str, Any] | None = None, **params):
         if pages is None:
@@ -147,6 +160,7 @@ class ExplorerState(param.Parameterized):
         self._uploaded: MultiTaskDataset | None = None
         self._uploaded_name = ""
         self._busy = False
+        self._scenario_spec: dict[str, Any] | None = None
         #: Where data are built: synchronously here; the served app swaps in one that
         #: builds off the event loop (:meth:`Offloader.for_document`).
         self.offloader = Offloader()
@@ -158,6 +172,7 @@ class ExplorerState(param.Parameterized):
         self.param.watch(self._on_spec_change,
                          ["dataset_name", "data_params", "data_seed", "train_fraction"])
         self._rebuild(self.current_params(), regenerate=True)
+        self.param.watch(self._check_scenario_edited, list(SPEC))
 
     # ------------------------------------------------------------------ spec helpers
     @property
@@ -173,6 +188,11 @@ class ExplorerState(param.Parameterized):
     def current_params(self) -> dict:
         """Every parameter of the chosen entry: ``data_params`` over the defaults."""
         return self._filled(self.dataset_name, self.data_params)
+
+    def _spec(self) -> dict[str, Any]:
+        """The data settings a scenario fixes (:data:`SPEC`), parameters filled."""
+        return {name: self.current_params() if name == "data_params" else getattr(self, name)
+                for name in SPEC}
 
     def set_data_param(self, name: str, value: Any) -> None:
         """Change one generator parameter (the form's widgets call this)."""
@@ -264,13 +284,18 @@ class ExplorerState(param.Parameterized):
         finally:
             self._busy = False
 
-    # ------------------------------------------------------------------ presets
+    # ------------------------------------------------------------------ scenarios
     def apply_preset(self, name: str) -> bool:
-        """Switch to scenario preset ``name`` (``data/*.json``): data set, parameters, seed, page.
+        """Switch to scenario ``name`` (``data/scenarios/<name>.json``): data set, parameters,
+        seeds, train fraction, page, and the page's hyper-parameters (``page_params``, the
+        rest back to their defaults).
 
-        The preset is read from the package's own files only (``name`` must be one of
-        :func:`~explorer.data.catalog.list_presets`; it never becomes a path). Returns False,
-        with a notice, when it cannot be applied; the current data then stays.
+        The scenario is read from the package's own files only (``name`` must be one of
+        :func:`~explorer.data.catalog.list_presets`; it never becomes a path). Its page
+        values are checked by the page's declaration exactly as a link's ``<page>.<name>``
+        values are; a value refused is reported and not applied. Returns False, with a
+        notice, when the scenario (or one of its values) cannot be applied; a scenario that
+        cannot be read leaves everything as it was.
         """
         from explorer.data.catalog import list_presets, load_preset
 
@@ -278,18 +303,56 @@ class ExplorerState(param.Parameterized):
             self.notify(f"preset must be one of {list_presets()}; got {describe(name)}.",
                         "error")
             return False
-        preset = load_preset(name)
-        dataset = preset.get("dataset")
-        if dataset not in self.param.dataset_name.objects:
-            self.notify(f"preset {name!r} names an unknown data set {describe(dataset)}.",
-                        "error")
+        try:
+            scenario = load_preset(name)
+            dataset = scenario["dataset"]
+            if dataset not in self.param.dataset_name.objects:
+                raise ValueError(f"scenario {name!r} names an unknown data set "
+                                 f"{describe(dataset)}.")
+            spec = {
+                "dataset_name": dataset,
+                "data_params": self._filled(dataset, CATALOG[dataset].values(scenario["params"])),
+                "data_seed": parse_value(self, "data_seed", scenario["data_seed"]),
+                "init_seed": parse_value(self, "init_seed", scenario.get("init_seed", 0)),
+                "train_fraction": parse_value(self, "train_fraction", scenario.get(
+                    "train_fraction", self.param.train_fraction.default)),
+            }
+        except ValueError as exc:
+            self.notify(f"Could not use the scenario {name!r}: {exc}", "error")
             return False
-        params = self._filled(dataset, preset.get("params", {}))
-        self.param.update(dataset_name=dataset, data_params=params,
-                          data_seed=int(preset.get("data_seed", self.data_seed)))
-        if preset.get("page") in self.param.page.objects:
-            self.page = preset["page"]
-        return self.error == ""
+        page = scenario["page"]
+        page_values, problems = {}, []
+        if page in self._page_params:   # (an app without the page shows neither)
+            page_values, problems = self._parse_page_values(page,
+                                                            scenario.get("page_params", {}))
+        self._scenario_spec = spec
+        with param.edit_constant(self):
+            self.param.update(scenario=name, scenario_edited=False)
+        self.param.update(**spec)
+        self._check_scenario_edited()
+        owner = self._page_params.get(page)
+        if owner is not None:   # the scenario's page starts from its defaults
+            defaults = {n: owner.param[n].default for n in public_parameters(owner)}
+            self._set_page_values({page: {**defaults, **page_values}}, replace=True)
+        if page in self.param.page.objects:
+            self.page = page
+        if problems:
+            self.notify(f"Some values of the scenario {name!r} could not be used: "
+                        + "; ".join(problems) + ".", "warning")
+        return self.error == "" and not problems
+
+    def clear_scenario(self) -> None:
+        """Forget the chosen scenario (the data and settings stay as they are)."""
+        self._scenario_spec = None
+        with param.edit_constant(self):
+            self.param.update(scenario="", scenario_edited=False)
+
+    def _check_scenario_edited(self, *events) -> None:
+        spec = self._scenario_spec
+        edited = spec is not None and not _same(self._spec(), spec)
+        if edited != self.scenario_edited:
+            with param.edit_constant(self):
+                self.scenario_edited = edited
 
     # ------------------------------------------------------------------ notices
     def notify(self, message: str, level: str = "info") -> None:
@@ -375,6 +438,37 @@ class ExplorerState(param.Parameterized):
         return describe_dataset(self.dataset)
 
     # ------------------------------------------------------------------ page parameters
+    def _parse_page_values(self, slug: str, raw_values: Mapping[str, Any]
+                           ) -> tuple[dict[str, Any], list[str]]:
+        """Values for page ``slug``'s hyper-parameters (text or typed, untrusted) checked by the
+        page's declaration: ``(accepted values, one message per refused value)``."""
+        owner = self._page_params.get(slug)
+        values: dict[str, Any] = {}
+        problems: list[str] = []
+        for pname, raw in raw_values.items():
+            if owner is None:
+                problems.append(f"{describe(page_query_key(slug, str(pname)))} is not a "
+                                f"setting of page {slug!r}")
+                continue
+            try:
+                values[pname] = parse_value(owner, pname, raw)
+            except ValueError as exc:
+                problems.append(f"{slug}.{str(exc).rstrip('.')}")
+        return values, problems
+
+    def _set_page_values(self, page_values: Mapping[str, Mapping[str, Any]], *,
+                         replace: bool = False) -> None:
+        """Apply checked page values now (page built) or when the page is built; ``replace``:
+        they are all of that page's pending values."""
+        for slug, values in page_values.items():
+            instance = self._page_instances.get(slug)
+            if instance is not None:
+                instance.param.update(**values)
+            elif replace:
+                self._pending_page_values[slug] = dict(values)
+            else:
+                self._pending_page_values.setdefault(slug, {}).update(values)
+
     def register_page_params(self, slug: str, instance: param.Parameterized) -> None:
         """A page's hyper-parameters join the scenario: values a link carried for it are
         applied now, and every later change rewrites the URL (``query_changed``)."""
@@ -400,6 +494,8 @@ class ExplorerState(param.Parameterized):
             QUERY_KEYS["train_fraction"]: repr(float(self.train_fraction)),
             QUERY_KEYS["page"]: str(self.page),
         }
+        if self.scenario:
+            query[QUERY_KEYS["scenario"]] = self.scenario
         entry = self.entry
         if entry is not None:
             values = self.current_params()
@@ -439,6 +535,18 @@ class ExplorerState(param.Parameterized):
             problems.append(f"the query must be a mapping; got {type(query).__name__}")
             query = {}
 
+        # A scenario first; the link's other values apply on top of it.
+        raw_scenario = query.get(QUERY_KEYS["scenario"])
+        if raw_scenario is not None:
+            from explorer.data.catalog import list_presets
+
+            raw_scenario = str(raw_scenario)[:MAX_TEXT]
+            if raw_scenario not in list_presets():
+                problems.append(f"scenario must be one of {list_presets()}; got "
+                                f"{describe(raw_scenario)}")
+            elif raw_scenario != self.scenario or self.scenario_edited:
+                self.apply_preset(raw_scenario)
+
         raw_name = query.get(QUERY_KEYS["dataset_name"])
         name = None
         if raw_name is not None:
@@ -467,14 +575,9 @@ class ExplorerState(param.Parameterized):
                     problems.append(f"{DATA_PREFIX}{str(exc).rstrip('.')}")
             elif key.split(".", 1)[0] in self._page_params and "." in key:
                 slug, pname = key.split(".", 1)
-                owner = self._page_params[slug]
-                if owner is None:
-                    problems.append(f"{describe(key)} is not a setting of page {slug!r}")
-                    continue
-                try:
-                    page_values.setdefault(slug, {})[pname] = parse_value(owner, pname, raw)
-                except ValueError as exc:
-                    problems.append(f"{slug}.{str(exc).rstrip('.')}")
+                values, refused = self._parse_page_values(slug, {pname: raw})
+                page_values.setdefault(slug, {}).update(values)
+                problems.extend(refused)
             elif key not in QUERY_KEYS.values():
                 problems.append(f"{describe(key)} is not a setting of this app")
         if name is not None and name != self.dataset_name:
@@ -499,12 +602,7 @@ class ExplorerState(param.Parameterized):
             else:
                 problems.append(f"page must be one of {list(self.param.page.objects)}; got "
                                 f"{describe(raw_page)}")
-        for slug, values in page_values.items():
-            instance = self._page_instances.get(slug)
-            if instance is not None:
-                instance.param.update(**values)
-            else:
-                self._pending_page_values.setdefault(slug, {}).update(values)
+        self._set_page_values(page_values)
         try:
             self.param.update(**updates)
         except ValueError as exc:  # defensive: every value was checked above
@@ -517,3 +615,13 @@ class ExplorerState(param.Parameterized):
     def apply_query_items(self, items: Iterable[tuple[str, str]]) -> list[str]:
         """:meth:`from_query` for raw ``(key, value)`` pairs (e.g. ``urllib.parse.parse_qsl``)."""
         return self.from_query(dict(items))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, numbers up to rounding (a slider's 0.30000000000000004 is the scenario's 0.3)."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if (isinstance(a, (int, float)) and isinstance(b, (int, float))
+            and not isinstance(a, bool) and not isinstance(b, bool)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b

@@ -231,24 +231,112 @@ def make_dataset(name: str, params: Mapping[str, Any] | None = None, random_stat
     return entry.build(**values, random_state=random_state)
 
 
-def _preset_dirs() -> list[Path]:
-    here = Path(__file__).resolve()
-    return [here.parents[2] / "data", here.parent / "presets"]
+#: Keys of a scenario file (``data/scenarios/<name>.json``): required, then optional.
+SCENARIO_KEYS = ("name", "title", "story", "dataset", "params", "data_seed", "page")
+SCENARIO_OPTIONAL_KEYS = ("description", "init_seed", "train_fraction", "page_params")
+
+
+def _checkout_scenarios() -> Path:
+    """``data/scenarios`` of the source checkout: the one place scenarios are edited."""
+    return Path(__file__).resolve().parents[2] / "data" / "scenarios"
+
+
+def _package_scenarios() -> Path:
+    """The package's copy (what an installed wheel has), written by :func:`sync_package_scenarios`."""
+    return Path(__file__).resolve().parent / "scenarios"
+
+
+def _scenario_dir() -> Path:
+    """Where scenarios are read from: the checkout's ``data/scenarios`` when this module runs
+    from a source checkout (editable installs included), else the package's copy; never both,
+    so a scenario removed from ``data/scenarios`` cannot linger."""
+    checkout = _checkout_scenarios()
+    if (checkout.parents[1] / "pyproject.toml").is_file() and checkout.is_dir():
+        return checkout
+    return _package_scenarios()
 
 
 def list_presets() -> list[str]:
-    """Names of the scenario presets (``data/*.json``, or package ``presets/``)."""
-    names = set()
-    for d in _preset_dirs():
-        if d.is_dir():
-            names.update(p.stem for p in d.glob("*.json"))
-    return sorted(names)
+    """Names of the scenarios (``data/scenarios/*.json``), sorted."""
+    folder = _scenario_dir()
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
 
 
 def load_preset(name: str) -> dict:
-    """Read preset ``name``: dict with name, description, dataset, params, data_seed, page."""
-    for d in _preset_dirs():
-        p = d / f"{name}.json"
-        if p.is_file():
-            return json.loads(p.read_text())
-    raise ValueError(f"name must be one of the presets {list_presets()}; got {name!r}.")
+    """Read and check scenario ``name`` (one of :func:`list_presets`; never a path).
+
+    Returns a dict with ``name``, ``title``, ``story`` (one line: what to look at),
+    ``dataset``, ``params`` (validated by the catalog entry), ``data_seed``, ``page`` and
+    optionally ``description``, ``init_seed``, ``train_fraction`` and ``page_params``
+    (``{name: value}`` of the page's hyper-parameters; the app checks them against the
+    page's declaration, as it checks a link's ``<page>.<name>`` values).
+
+    Raises ``ValueError`` naming the scenario and what is wrong.
+    """
+    names = list_presets()
+    if name not in names:
+        raise ValueError(f"name must be one of the scenarios {names}; got {describe(name)}.")
+    path = _scenario_dir() / f"{name}.json"
+    try:
+        scenario = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"scenario {name!r} is not valid JSON: {exc}.") from None
+    _check_scenario(name, scenario)
+    return scenario
+
+
+def _check_scenario(name: str, scenario: Any) -> None:
+    if not isinstance(scenario, dict):
+        raise ValueError(f"scenario {name!r} must be a JSON object; got "
+                         f"{type(scenario).__name__}.")
+    missing = [key for key in SCENARIO_KEYS if key not in scenario]
+    unknown = sorted(set(scenario) - set(SCENARIO_KEYS) - set(SCENARIO_OPTIONAL_KEYS))
+    if missing or unknown:
+        raise ValueError(f"scenario {name!r}: missing keys {missing}, unknown keys {unknown}; "
+                         f"expected {list(SCENARIO_KEYS)} and optionally "
+                         f"{list(SCENARIO_OPTIONAL_KEYS)}.")
+    if scenario["name"] != name:
+        raise ValueError(f"scenario {name!r}: 'name' must be the file's name {name!r}; got "
+                         f"{describe(scenario['name'])}.")
+    for key in ("title", "story", "page"):
+        if not isinstance(scenario[key], str) or not scenario[key].strip():
+            raise ValueError(f"scenario {name!r}: {key!r} must be non-empty text; got "
+                             f"{describe(scenario[key])}.")
+    if "\n" in scenario["story"]:
+        raise ValueError(f"scenario {name!r}: 'story' must be one line.")
+    if scenario["dataset"] not in CATALOG:
+        raise ValueError(f"scenario {name!r}: dataset must be one of {sorted(CATALOG)}; got "
+                         f"{describe(scenario['dataset'])}.")
+    for key in ("params", "page_params"):
+        if not isinstance(scenario.get(key, {}), dict):
+            raise ValueError(f"scenario {name!r}: {key!r} must be an object; got "
+                             f"{describe(scenario[key])}.")
+    try:
+        CATALOG[scenario["dataset"]].values(scenario["params"])
+    except ValueError as exc:
+        raise ValueError(f"scenario {name!r}: params: {exc}") from None
+
+
+def sync_package_scenarios(*, check: bool = False) -> list[str]:
+    """Make the package's copy of the scenarios equal to ``data/scenarios`` (the source).
+
+    The copy exists only because a wheel cannot ship files outside the package; it is never
+    edited by hand. With ``check=True`` nothing is written. Returns the names of the files
+    that differed (added, changed or removed). Regenerate with
+    ``python -c "from explorer.data.catalog import sync_package_scenarios as s; s()"``.
+    """
+    source, target = _checkout_scenarios(), _package_scenarios()
+    if not source.is_dir():
+        raise ValueError(f"the scenario source {source} does not exist (not a source "
+                         "checkout?).")
+    wanted = {p.name: p.read_bytes() for p in source.glob("*.json")}
+    present = {p.name: p.read_bytes() for p in target.glob("*.json")} if target.is_dir() else {}
+    differing = sorted(n for n in set(wanted) | set(present) if wanted.get(n) != present.get(n))
+    if not check and differing:
+        target.mkdir(exist_ok=True)
+        for file_name in differing:
+            if file_name in wanted:
+                (target / file_name).write_bytes(wanted[file_name])
+            else:
+                (target / file_name).unlink()
+    return differing
