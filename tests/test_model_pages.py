@@ -230,3 +230,26 @@ def test_a_fit_at_the_defaults_lasts_long_enough_for_a_class_to_follow(slug):
     run(page)
     seconds = page.runner.session.version / SPEEDS[pace]
     assert 5 <= seconds <= 20, (slug, page.runner.session.version, pace)
+
+
+@pytest.mark.parametrize("slug", sorted(DATA_FOR))
+def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug):
+    page = build(slug)
+    assert page.tools.results_button.disabled             # nothing to download before a fit
+    run(page)
+    shown = page._errors_shown
+    namespace: dict = {}
+    exec(compile(page.code(), f"<{slug} show code>", "exec"), namespace)  # noqa: S102
+    again = namespace["errors"]
+    assert list(again) == list(shown)
+    for name in shown:
+        np.testing.assert_allclose(again[name], shown[name], rtol=1e-9, atol=1e-12,
+                                   equal_nan=True, err_msg=f"{slug}: {name}")
+    page.tools.code_toggle.value = True                    # the same code, shown escaped
+    assert "errors = {" in page.tools.code.object and "&#x27;model&#x27;" in page.tools.code.object
+    assert not page.tools.results_button.disabled
+    rows = page._results_csv().splitlines()
+    assert rows[0] == "task," + ",".join(shown) and len(rows) == 1 + page.state.train.n_tasks
+    html_file = page.tools._figures_file().getvalue()
+    assert html_file.startswith("<!DOCTYPE html>") and "Bokeh" in html_file
+    assert "cdn.bokeh.org" not in html_file                 # inline: opens offline

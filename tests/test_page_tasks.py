@@ -80,3 +80,22 @@ def _figures(page):
 
     return [obj.object for obj in page.__panel__().select()
             if isinstance(getattr(obj, "object", None), figure)]
+
+
+def test_show_code_makes_the_data_shown_and_the_downloads_hold_it():
+    from explorer.app.pages.tasks import TasksPage
+    from explorer.app.state import ExplorerState
+
+    state = ExplorerState(pages=("tasks",), dataset_name="outlier_tasks", data_seed=4)
+    page = TasksPage(state)
+    namespace: dict = {}
+    exec(compile(page.code(), "<tasks show code>", "exec"), namespace)  # noqa: S102
+    again = namespace["dataset"]
+    np.testing.assert_array_equal(again.X, state.dataset.X)
+    np.testing.assert_array_equal(again.truth["coef"], state.dataset.truth["coef"])
+    assert page._data_csv() == state.dataset.to_csv()
+    figures = page.tools._figures_file().getvalue()
+    titles = [fig.title.text for fig in page._figures() if fig.visible and fig.title.text]
+    assert figures.startswith("<!DOCTYPE html>") and len(titles) >= 4
+    assert all(title in figures for title in titles)      # every drawn figure is in the file
+    assert all(any(type(t).__name__ == "SaveTool" for t in fig.tools) for fig in page._figures())

@@ -13,7 +13,9 @@ it accepts and the minimum data it needs. The kit owns everything else, once for
 * the objective curve (streamed from the record), per-task test error of the model beside
   each baseline, a summary line (plus the page's own truth pairing);
 * a warm refit when a hyper-parameter moves after a finished fit (``warm_start=True``);
-* a polite note, never a crash, when the data do not suit the page.
+* a polite note, never a crash, when the data do not suit the page;
+* "Show code" (the data, model, baselines and fit that reproduce the page's numbers), every
+  figure's PNG (its toolbar on hover), the figures as one HTML file, the results as CSV.
 
 Everything shown that came from a user (names from an upload, values from a link) is escaped.
 """
@@ -28,7 +30,9 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.runner import FitJob, LiveFitRunner
+from explorer.compare.code import estimator_code, merged_imports
 from explorer.app.widgets import ParamForm
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
@@ -117,6 +121,14 @@ class ModelPage:
         return ""
 
 
+def csv_field(text) -> str:
+    """A CSV field: quoted when it holds a comma, a quote or a line break."""
+    text = str(text)
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def _mean(values: np.ndarray) -> str:
     """The mean of the scored tasks, formatted ('n/a' when none could be scored)."""
     scored = values[~np.isnan(values)]
@@ -168,11 +180,14 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown_step = 0
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
         self.body = pn.FlexBox(sizing_mode="stretch_width")
+        self._errors_shown: dict[str, np.ndarray] | None = None
+        self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv)
         self._layout = pn.Column(
             pn.pane.Markdown(page.intro, sizing_mode="stretch_width",
                              styles={"font-size": "15px"}),
-            pn.Row(pn.Column(self.form, width=360), pn.Column(self.runner, self.summary,
-                                                             sizing_mode="stretch_width"),
+            pn.Row(pn.Column(self.form, width=360),
+                   pn.Column(self.runner, self.summary, self.tools,
+                             sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
             self.note, self.body, sizing_mode="stretch_width")
         state.param.watch(self._data_changed, "train")
@@ -182,15 +197,19 @@ class ModelPageView(pn.viewable.Viewer):
     def __panel__(self):
         return self._layout
 
+    def _figures(self) -> list:
+        """Every figure of the page, in order."""
+        return [f for view in self.views for f in view.figures] + [self.errors.figure]
+
     def _sync_figures(self) -> None:
         """Show every view's figures, in order. A view may make figures late (the first time
         the data or a snapshot needs them: the fewest models); existing panes are kept."""
-        figures = [f for view in self.views for f in view.figures] + [self.errors.figure]
+        figures = self._figures()
         if len(figures) == len(self._panes):
             return
         for fig in figures:
             if id(fig) not in self._panes:
-                self._panes[id(fig)] = pn.pane.Bokeh(fig)
+                self._panes[id(fig)] = pn.pane.Bokeh(savable(fig))
         self.body.objects = [self._panes[id(fig)] for fig in figures]
 
     def close(self) -> None:
@@ -314,6 +333,46 @@ class ModelPageView(pn.viewable.Viewer):
         extra = (self.page.explain(estimator, result, self.state.train, self.state.test)
                  if self.page.explain else "")
         self.summary.object = text + "." + (f" {extra}" if extra else "")
+        self._errors_shown = errors
+        self.tools.refresh()
+
+    # ------------------------------------------------------------------ code and export
+    def code(self) -> str:
+        """The Python that reproduces the page: the data, the split, the model and the
+        baselines with the page's parameters, the fit and the per-task test errors shown."""
+        state, train = self.state, self.state.train
+        seed = int(state.init_seed)
+        expression, imports = dataset_code(state)
+        lines_import = {*imports, "import numpy as np"}
+        estimator = self.page.make(self.params, seed, train)
+        features = ("task_features=train.task_features"
+                    if getattr(estimator, "uses_task_features", False)
+                    and train.task_features is not None else "")
+        model = estimator_code(estimator, lines_import)
+        body = [f"dataset = {expression}",
+                f"train, test = dataset.split({float(state.train_fraction)!r}, "
+                f"random_state={int(state.data_seed)})",
+                f"model = {model}",
+                f"model.fit(*train.arrays(){', ' + features if features else ''})",
+                "errors = {'model': 1 - model.score_per_task(*test.arrays())}"]
+        for name, make in self.page.baselines.items():
+            baseline = estimator_code(make(self.params, seed, train), lines_import)
+            body.append(f"errors[{name!r}] = 1 - {baseline}.fit(*train.arrays())"
+                        ".score_per_task(*test.arrays())")
+        body += ["for name, values in errors.items():   # per-task test error, as the page",
+                 "    print(name, np.round(values, 3), 'mean', round(np.nanmean(values), 3))"]
+        return "\n".join([*merged_imports(lines_import), "", *body, ""])
+
+    def _results_csv(self) -> str | None:
+        """Per-task test errors of the model and the baselines (None before a fit)."""
+        if self._errors_shown is None:
+            return None
+        names = list(self.state.train.task_names)
+        lines = ["task," + ",".join(self._errors_shown)]
+        for t, name in enumerate(names):
+            values = ",".join(repr(float(v[t])) for v in self._errors_shown.values())
+            lines.append(f"{csv_field(name)},{values}")
+        return "\n".join(lines) + "\n"
 
     def _cleared(self) -> None:
         """The runner was reset: empty the live views (a warm refit keeps them on screen)."""
@@ -328,3 +387,5 @@ class ModelPageView(pn.viewable.Viewer):
             view.clear()
         self.errors.update({})
         self.summary.object = ""
+        self._errors_shown = None
+        self.tools.refresh()

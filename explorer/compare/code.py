@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-__all__ = ["estimator_code", "comparison_code", "plain_value"]
+__all__ = ["estimator_code", "comparison_code", "merged_imports", "plain_value"]
 
 
 def plain_value(value):
@@ -69,7 +69,7 @@ def _same(default, value) -> bool:
         return False
 
 
-def _merged(lines) -> list[str]:
+def merged_imports(lines) -> list[str]:
     """``from m import a`` and ``from m import b`` -> ``from m import a, b``; sorted."""
     names: dict[str, set[str]] = {}
     other = []
@@ -111,5 +111,5 @@ def comparison_code(estimators: dict, settings: dict, *, dataset: str = "dataset
                       f"cv={settings.get('cv', 5)!r}"]
     arguments.append(f"random_state={settings.get('random_state', 0)!r}")
     call = ",\n                 ".join(["estimators", dataset, *arguments])
-    return "\n".join([*_merged(lines_import), "", "estimators = {", *entries, "}",
+    return "\n".join([*merged_imports(lines_import), "", "estimators = {", *entries, "}",
                       f"result = compare({call})", "print(result.to_markdown())", ""])

@@ -27,6 +27,7 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 
+from explorer.app.export import dataset_code
 from explorer.app.offload import Offloader
 from explorer.app.widgets import ParamForm
 from explorer.compare import ComparisonCancelled, compare
@@ -36,7 +37,7 @@ from explorer.parameters import public_parameters
 from explorer.viz.comparison import comparison_plot, relationship_plot
 from explorer.viz.live import escape
 
-__all__ = ["ComparePage", "COMPARE_WORKERS", "dataset_code", "truth_matrices"]
+__all__ = ["ComparePage", "COMPARE_WORKERS", "truth_matrices"]
 
 #: Worker processes of one comparison (the machine's two cores).
 COMPARE_WORKERS = 2
@@ -74,18 +75,6 @@ def truth_matrices(dataset) -> dict[str, np.ndarray]:
     wanted = {("task", "task"), ("feature", "task")}
     return {key: np.asarray(truth[key], dtype=float) for key, (axes, _, _) in TRUTH_SPEC.items()
             if key in truth and axes in wanted}
-
-
-def dataset_code(state) -> tuple[str, list[str]]:
-    """A Python expression that builds the session's data set, and the imports it needs."""
-    if state.entry is None:   # an upload: the user has the file
-        name = state.uploaded_name or "your_file.csv"
-        return f"read_csv({name!r})", ["from explorer.data import read_csv"]
-    params = {k: (v.item() if isinstance(v, np.generic) else v)
-              for k, v in state.current_params().items()}
-    return (f"make_dataset({state.dataset_name!r}, {params!r}, "
-            f"random_state={int(state.data_seed)})",
-            ["from explorer.data.catalog import make_dataset"])
 
 
 class ComparePage(pn.viewable.Viewer):

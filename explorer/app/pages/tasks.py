@@ -12,6 +12,7 @@ import re
 
 import panel as pn
 
+from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.offload import Offloader
 from explorer.viz.live import MatrixHeatmap
 from explorer.viz.tasks import (
@@ -74,9 +75,10 @@ class TasksPage(pn.viewable.Viewer):
         self._truth_box = pn.FlexBox(sizing_mode="stretch_width")
         self._no_truth = pn.pane.Markdown(
             "This dataset has no ground truth (real or uploaded data).", visible=False)
+        self.tools = PageTools("tasks", self.code, self._figures, self._data_csv)
         self._layout = pn.Column(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width", styles={"font-size": "1.1em"}),
-            self._scatter_note, self._scatter_box,
+            self.tools, self._scatter_note, self._scatter_box,
             pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._no_truth,
             self._truth_box, sizing_mode="stretch_width",
         )
@@ -124,12 +126,28 @@ class TasksPage(pn.viewable.Viewer):
         if scatter["subsampled"]:
             note += f"; at most {MAX_POINTS_PER_PANEL:,} points of a task are drawn"
         self._scatter_note.object = note + "."
+        self.tools.refresh()
         self._no_truth.visible = not truth
         present = {item["key"] for item in truth}
         for key, (_, column) in self._truth.items():
             column.visible = key in present
         for item in truth:
             self._show_truth(item)
+
+    # ------------------------------------------------------------------ code and export
+    def code(self) -> str:
+        """The Python that makes the data shown and prints its truth."""
+        expression, imports = dataset_code(self._state)
+        return "\n".join([*imports, "", f"dataset = {expression}", "print(dataset)",
+                          "for key, value in (dataset.truth or {}).items():",
+                          "    print(key, value, sep='\\n')", ""])
+
+    def _figures(self) -> list:
+        return [*self._scatter.figures, *(view.figure for view, _ in self._truth.values())]
+
+    def _data_csv(self) -> str | None:
+        dataset = self._state.dataset
+        return None if dataset is None else dataset.to_csv()
 
     def _show_truth(self, item: dict) -> None:
         matrix = item["matrix"]
@@ -138,6 +156,7 @@ class TasksPage(pn.viewable.Viewer):
         if item["key"] not in self._truth:
             view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
                                  title=item["title"], width=420, height=height)
+            savable(view.figure)
             # notes may quote task names (an upload's): escaped before they become Markdown
             column = pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
                                pn.pane.Markdown("", styles={"font-size": "1.0em"}),

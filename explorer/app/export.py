@@ -1,0 +1,132 @@
+"""Show code and export, once for every page.
+
+* :func:`dataset_code`: the Python expression that builds the session's data set;
+* :func:`savable`: a figure's PNG download (Bokeh's save tool, its toolbar shown on hover);
+* :func:`figures_html`: a page's figures as one standalone HTML file (Bokeh inline: it opens
+  offline, from a file or an e-mail);
+* :class:`PageTools`: the row of "Show code", "Figures (HTML)" and "Results (CSV)" a page puts
+  under its controls; the page gives three callables and the kit or page owns nothing else.
+
+Everything runs when the user asks (a click), on the event loop: the code is text, the CSV a
+few rows, the HTML the serialisation of figures that already exist.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import panel as pn
+from bokeh.embed import file_html
+from bokeh.models import SaveTool
+from bokeh.resources import INLINE
+
+__all__ = ["PageTools", "dataset_code", "figures_html", "savable"]
+
+
+def dataset_code(state) -> tuple[str, list[str]]:
+    """A Python expression that builds the session's data set, and the imports it needs.
+
+    >>> from explorer.app.state import ExplorerState
+    >>> expression, imports = dataset_code(ExplorerState(pages=("tasks",)))
+    >>> expression.startswith("make_dataset('task_family', {")
+    True
+    """
+    if state.entry is None:   # an upload: the user has the file
+        name = state.uploaded_name or "your_file.csv"
+        return f"read_csv({name!r})", ["from explorer.data import read_csv"]
+    params = {k: (v.item() if isinstance(v, np.generic) else v)
+              for k, v in state.current_params().items()}
+    return (f"make_dataset({state.dataset_name!r}, {params!r}, "
+            f"random_state={int(state.data_seed)})",
+            ["from explorer.data.catalog import make_dataset"])
+
+
+def savable(fig):
+    """Give ``fig`` a PNG download: a save tool, the toolbar on the right, shown on hover.
+    Returns ``fig``."""
+    if not any(isinstance(tool, SaveTool) for tool in fig.tools):
+        fig.add_tools(SaveTool())
+    if fig.toolbar_location is None:
+        fig.toolbar_location = "right"
+    fig.toolbar.autohide = True
+    fig.toolbar.logo = None
+    return fig
+
+
+def figures_html(figures: Sequence, title: str) -> str:
+    """One standalone HTML document of ``figures`` (Bokeh models), JavaScript inline.
+
+    The figures may belong to a live session's document: Bokeh serialises them in a
+    temporary document of their own and leaves the session's untouched.
+    """
+    figures = [fig for fig in figures if fig is not None and fig.visible]
+    if not figures:
+        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+                f"{html.escape(title)}</title></head><body><p>Nothing drawn yet.</p>"
+                "</body></html>")
+    return file_html(figures, resources=INLINE, title=title)
+
+
+class PageTools(pn.viewable.Viewer):
+    """"Show code", "Figures (HTML)" and "Results (CSV)" for one page.
+
+    Parameters
+    ----------
+    slug : str
+        Names the downloaded files (``<slug>-figures.html``, ``<slug>-results.csv``).
+    code : callable () -> str
+        The Python that reproduces what the page shows (read when the code is shown).
+    figures : callable () -> list of Bokeh models
+        The page's figures, in order.
+    results : callable () -> str or None, optional
+        The page's results as CSV text (None: nothing to download yet); without it there is
+        no CSV button.
+    """
+
+    def __init__(self, slug: str, code: Callable[[], str], figures: Callable[[], list],
+                 results: Callable[[], str | None] | None = None, **params):
+        super().__init__(**params)
+        self._code, self._figures, self._results = code, figures, results
+        self.code_toggle = pn.widgets.Toggle(label="Show code", width=110)
+        self.code = pn.pane.HTML("", visible=False, sizing_mode="stretch_width",
+                                 styles={"font-size": "13px"})
+        self.code_toggle.param.watch(self._toggle_code, "value")
+        self.figures_button = pn.widgets.FileDownload(
+            callback=self._figures_file, filename=f"{slug}-figures.html",
+            label="Figures (HTML)", width=150)
+        buttons = [self.code_toggle, self.figures_button]
+        self.results_button = None
+        if results is not None:
+            self.results_button = pn.widgets.FileDownload(
+                callback=self._results_file, filename=f"{slug}-results.csv",
+                label="Results (CSV)", width=140, disabled=True)
+            buttons.append(self.results_button)
+        self._title = f"MTL Explorer: {slug}"
+        self._layout = pn.Column(pn.Row(*buttons, margin=0), self.code,
+                                 sizing_mode="stretch_width", margin=0)
+
+    def __panel__(self):
+        return self._layout
+
+    def code_text(self) -> str:
+        return self._code()
+
+    def refresh(self) -> None:
+        """Re-read the code (shown) and whether there are results to download."""
+        if self.code_toggle.value:
+            self.code.object = f"<pre><code>{html.escape(self.code_text())}</code></pre>"
+        if self.results_button is not None:
+            self.results_button.disabled = self._results() is None
+
+    def _toggle_code(self, event) -> None:
+        self.code.visible = bool(event.new)
+        self.refresh()
+
+    def _figures_file(self) -> io.StringIO:
+        return io.StringIO(figures_html(self._figures(), self._title))
+
+    def _results_file(self) -> io.StringIO:
+        return io.StringIO(self._results() or "")
