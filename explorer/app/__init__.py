@@ -161,7 +161,8 @@ class ExplorerApp(pn.viewable.Viewer):
         from explorer.app.state import ExplorerState
 
         self.pages = {page.slug: page for page in (PAGES if pages is None else pages)}
-        self.state = state if state is not None else ExplorerState(pages=list(self.pages))
+        self.state = state if state is not None else ExplorerState(
+            pages={slug: getattr(page, "params", None) for slug, page in self.pages.items()})
         self._built: dict[str, pn.viewable.Viewable] = {}
         self.sidebar = self._make_sidebar()
         self._page_error = pn.pane.Alert("", alert_type="danger", visible=False)

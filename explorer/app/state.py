@@ -443,6 +443,8 @@ class ExplorerState(param.Parameterized):
         """Values for page ``slug``'s hyper-parameters (text or typed, untrusted) checked by the
         page's declaration: ``(accepted values, one message per refused value)``."""
         owner = self._page_params.get(slug)
+        if owner is None and slug in self._page_instances:   # declared by the built page
+            owner = type(self._page_instances[slug])
         values: dict[str, Any] = {}
         problems: list[str] = []
         for pname, raw in raw_values.items():

@@ -242,7 +242,7 @@ def _checkout_scenarios() -> Path:
 
 
 def _package_scenarios() -> Path:
-    """The package's copy (what an installed wheel has), written by :func:`sync_package_scenarios`."""
+    """The package's copy (what a wheel ships), written by :func:`sync_package_scenarios`."""
     return Path(__file__).resolve().parent / "scenarios"
 
 
