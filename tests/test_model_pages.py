@@ -253,3 +253,29 @@ def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug):
     html_file = page.tools._figures_file().getvalue()
     assert html_file.startswith("<!DOCTYPE html>") and "Bokeh" in html_file
     assert "cdn.bokeh.org" not in html_file                 # inline: opens offline
+
+
+def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit():
+    page = build("outliers")
+    state = page.state
+    run(page)
+    shown_errors = {k: v.copy() for k, v in page._errors_shown.items()}
+    truth_view = view_of(page, TruthMatrixView)
+    assert "against the truth" in page.summary.object and state.train.truth
+    state.hide_truth = True
+    assert state.train.task_names == [f"T{t}" for t in range(state.train.n_tasks)]
+    assert not state.train.truth and not state.dataset.truth and not state.test.truth
+    assert state.to_query()["hide_truth"] == "true"
+    # the fit on screen stays: same run, same numbers, estimate still drawn
+    assert page.runner.session.state == "done" and page._fitted is not None
+    for name, values in shown_errors.items():
+        np.testing.assert_array_equal(page._errors_shown[name], values)
+    assert page.errors.source.data["x"][0][0] == "T0"            # bars under neutral names
+    assert "hidden" in truth_view.heatmap.figure.title.text
+    assert not truth_view.heatmap.values.any()             # the true W is not drawn
+    assert "against the truth" not in page.summary.object  # nor scored in the summary
+    state.hide_truth = False                               # the reveal
+    assert state.train.truth and state.train.task_names[0] != "T0"
+    assert page.runner.session.state == "done" and page._fitted is not None
+    assert truth_view.heatmap.values.any() and "hidden" not in truth_view.heatmap.figure.title.text
+    assert "against the truth" in page.summary.object

@@ -175,6 +175,9 @@ class ModelPageView(pn.viewable.Viewer):
         self.note = pn.pane.Alert("", alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
         self._fitted = None        # the last estimator whose fit finished (warm refits)
+        self._last_result: FitResult | None = None
+        self._train = None         # the training data the views show
+        self._relabel_pending = False
         self._shown, self._stale = True, False
         self._warm_refit = False
         self._shown_step = 0
@@ -223,10 +226,45 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown = shown
         if shown and self._stale:
             self._data_changed()
+        elif shown and self._relabel_pending:
+            self._relabel()
         self.runner.set_rendering(shown)   # a hidden page's fit goes on without frames
 
     # ------------------------------------------------------------------ data and params
+    def _same_examples(self, train) -> bool:
+        """True when ``train`` holds the examples the views show (the same arrays): only
+        the task names or the truth changed (the sidebar's "Hide the truth")."""
+        shown = self._train
+        return (shown is not None and train is not None and shown.X is train.X
+                and shown.y is train.y and shown.task is train.task)
+
+    def _relabel(self) -> None:
+        """New names or truth for the same examples: the views are re-targeted and the
+        fit on screen stays (its last snapshot and summary are drawn again)."""
+        self._relabel_pending = False
+        train = self._train = self.state.train
+        for view in self.views:
+            view.set_data(train)
+        self._sync_figures()
+        self.errors.set_categories(train.task_names)
+        self._shown_step = 0
+        for view in self.views:
+            if view.accumulates:
+                view.clear()
+        snapshot = self.runner.session.latest()
+        if snapshot is not None:
+            self._render(snapshot)
+        if self._fitted is not None and self._last_result is not None:
+            ModelPageView._finished(self, self._fitted, self._last_result)
+
     def _data_changed(self, *_) -> None:
+        if not self._stale and self._same_examples(self.state.train):
+            if self._shown:
+                self._relabel()
+            else:
+                self._relabel_pending = True
+            return
+        self._train = None
         self._fitted = None
         self.runner.reset()
         self._stale = not self._shown
@@ -243,6 +281,7 @@ class ModelPageView(pn.viewable.Viewer):
             return
         for view in self.views:
             view.set_data(train)
+        self._train = train
         self._sync_figures()
         self.errors.set_categories(train.task_names)
         self._cleared()
@@ -310,7 +349,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._sync_figures()
 
     def _finished(self, estimator, result: FitResult) -> None:
-        self._fitted = estimator
+        self._fitted, self._last_result = estimator, result
         errors = result.errors
         model = errors["model"]
         steps = getattr(estimator, "n_iter_", self.runner.session.version)
@@ -382,7 +421,7 @@ class ModelPageView(pn.viewable.Viewer):
                 view.clear()
         if self._warm_refit:
             return
-        self._fitted = None
+        self._fitted, self._last_result = None, None
         for view in self.views:
             view.clear()
         self.errors.update({})

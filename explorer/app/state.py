@@ -57,6 +57,7 @@ QUERY_KEYS = {
     "init_seed": "init_seed",
     "train_fraction": "train",
     "page": "page",
+    "hide_truth": "hide_truth",
     "scenario": "scenario",
 }
 DATA_PREFIX = "d."
@@ -123,6 +124,10 @@ class ExplorerState(param.Parameterized):
         default=0.7, bounds=(0.1, 0.9), step=0.05, label="Train fraction",
         doc="Fraction of each task used to train.")
     page = param.Selector(default="tasks", objects=["tasks"], doc="Slug of the page shown.")
+    hide_truth = param.Boolean(
+        default=False, label="Hide the truth",
+        doc="Neutral task names and no ground truth in any view, so students can guess "
+            "before the reveal; switching it off shows the truth without refitting.")
 
     dataset = param.ClassSelector(
         class_=MultiTaskDataset, default=None, constant=True, doc="The whole dataset (derived).")
@@ -158,6 +163,8 @@ class ExplorerState(param.Parameterized):
         self._page_instances: dict[str, param.Parameterized] = {}
         self._pending_page_values: dict[str, dict[str, Any]] = {}
         self._uploaded: MultiTaskDataset | None = None
+        #: (dataset, train, test) as built, truth included; published as :meth:`_presented`
+        self._full: tuple[MultiTaskDataset, MultiTaskDataset, MultiTaskDataset] | None = None
         self._uploaded_name = ""
         self._busy = False
         self._scenario_spec: dict[str, Any] | None = None
@@ -171,6 +178,7 @@ class ExplorerState(param.Parameterized):
         self.page = list(pages)[0] if page is None else page
         self.param.watch(self._on_spec_change,
                          ["dataset_name", "data_params", "data_seed", "train_fraction"])
+        self.param.watch(self._hide_truth_changed, "hide_truth")
         self._rebuild(self.current_params(), regenerate=True)
         self.param.watch(self._check_scenario_edited, list(SPEC))
 
@@ -225,7 +233,8 @@ class ExplorerState(param.Parameterized):
         :mod:`explorer.app.offload`) and publish ``dataset`` / ``train`` / ``test``; a value
         the generator refuses leaves the previous data and sets ``error``."""
         name, seed, fraction = self.dataset_name, self.data_seed, self.train_fraction
-        previous, uploaded = self.dataset, self._uploaded
+        previous = self._full[0] if self._full is not None else None
+        uploaded = self._uploaded
         regenerate = regenerate or previous is None
 
         def compute():   # no Panel, no Bokeh, no state writes: this may run on a build thread
@@ -244,9 +253,9 @@ class ExplorerState(param.Parameterized):
 
         def apply(result) -> None:
             values, dataset, train, test = result
+            self._full = (dataset, train, test)
             with param.edit_constant(self):
-                self.param.update(dataset=dataset, train=train, test=test, error="",
-                                  building=False)
+                self.param.update(**self._presented(), error="", building=False)
             self._good = (name, dict(values), seed, fraction)
             if name != UPLOADED and values != self.data_params:
                 self._busy = True
@@ -269,6 +278,21 @@ class ExplorerState(param.Parameterized):
             with param.edit_constant(self):
                 self.building = True
         self.offloader.submit("data", compute, apply, failed)
+
+    def _presented(self) -> dict[str, MultiTaskDataset]:
+        """``dataset``, ``train``, ``test`` as the views get them: with the truth hidden,
+        tasks named T0, T1, ... and no truth (the same arrays: only names and truth differ)."""
+        dataset, train, test = self._full
+        if not self.hide_truth:
+            return {"dataset": dataset, "train": train, "test": test}
+        names = [f"T{t}" for t in range(dataset.n_tasks)]
+        return {key: part.relabel(task_names=names, truth={})
+                for key, part in (("dataset", dataset), ("train", train), ("test", test))}
+
+    def _hide_truth_changed(self, *_) -> None:
+        if self._full is not None:
+            with param.edit_constant(self):
+                self.param.update(**self._presented())
 
     def _restore_last_good(self) -> None:
         """Put the spec back to the one that built the data shown (a refused value is not kept,
@@ -496,6 +520,8 @@ class ExplorerState(param.Parameterized):
             QUERY_KEYS["train_fraction"]: repr(float(self.train_fraction)),
             QUERY_KEYS["page"]: str(self.page),
         }
+        if self.hide_truth:
+            query[QUERY_KEYS["hide_truth"]] = "true"
         if self.scenario:
             query[QUERY_KEYS["scenario"]] = self.scenario
         entry = self.entry
@@ -589,7 +615,7 @@ class ExplorerState(param.Parameterized):
         elif data_values:
             updates["data_params"] = {**self.current_params(), **data_values}
 
-        for pname in ("data_seed", "init_seed", "train_fraction"):
+        for pname in ("data_seed", "init_seed", "train_fraction", "hide_truth"):
             raw = query.get(QUERY_KEYS[pname])
             if raw is None:
                 continue

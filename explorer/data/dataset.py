@@ -191,6 +191,32 @@ class MultiTaskDataset:
         test = np.sort(np.concatenate(test_rows))
         return self._replace_rows(train), self._replace_rows(test)
 
+    def relabel(self, *, task_names: Sequence[str] | None = None,
+                truth: dict | None = None) -> MultiTaskDataset:
+        """The same examples under other task names and/or another truth (``{}``: none).
+
+        The arrays are shared, not copied (they are read-only), so views can tell that only
+        the names and the truth changed (the app's "hide the truth" switch).
+
+        >>> data = MultiTaskDataset([[0.0], [1.0]], [0, 1], [0, 1], task_names=["a", "b"],
+        ...                         truth={"task_relation": [[1, -1], [-1, 1]]})
+        >>> hidden = data.relabel(task_names=["T0", "T1"], truth={})
+        >>> hidden.task_names, hidden.truth, hidden.X is data.X
+        (['T0', 'T1'], {}, True)
+        """
+        copy = object.__new__(type(self))
+        for name in ("X", "y", "task", "task_features", "task_names", "feature_names",
+                     "truth", "kind"):
+            object.__setattr__(copy, name, getattr(self, name))
+        if task_names is not None:
+            object.__setattr__(copy, "task_names",
+                               check_names(task_names, self.n_tasks, "task_names", "task "))
+        if truth is not None:
+            object.__setattr__(copy, "truth", check_truth(
+                truth, n_tasks=self.n_tasks, n_features=self.n_features,
+                n_samples=self.n_samples))
+        return copy
+
     def subset(self, tasks: Sequence[int]) -> MultiTaskDataset:
         """The dataset restricted to ``tasks``, renumbered ``0..len(tasks)-1`` in that order."""
         tasks_arr = np.asarray(tasks)

@@ -457,8 +457,9 @@ class TruthMatrixView(SnapshotMatrixView):
     def set_data(self, dataset) -> None:
         super().set_data(dataset)
         truth = (getattr(dataset, "truth", None) or {}).get(self.key)
-        if truth is None:
-            self.heatmap.figure.title.text = f"{self.title} (unknown for this data set)"
+        if truth is None:   # real data, or the truth hidden for a class: nothing to show
+            self.heatmap.clear()
+            self.heatmap.figure.title.text = f"{self.title} (hidden, or unknown here)"
             return
         self.heatmap.figure.title.text = self.title
         truth = np.asarray(truth, dtype=float)

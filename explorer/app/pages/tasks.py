@@ -127,6 +127,10 @@ class TasksPage(pn.viewable.Viewer):
             note += f"; at most {MAX_POINTS_PER_PANEL:,} points of a task are drawn"
         self._scatter_note.object = note + "."
         self.tools.refresh()
+        self._no_truth.object = (
+            "The truth is hidden (sidebar: *Hide the truth*): guess which tasks are related "
+            "from the plots, then reveal it." if getattr(self._state, "hide_truth", False)
+            else "This dataset has no ground truth (real or uploaded data).")
         self._no_truth.visible = not truth
         present = {item["key"] for item in truth}
         for key, (_, column) in self._truth.items():
