@@ -286,12 +286,14 @@ def test_sidebar_shows_the_story_then_edited_and_choosing_again_restores():
     state = app.state
     try:
         chooser = _chooser(app)
-        assert chooser.select.value == "" and not chooser.story.visible
-        titles = list(chooser.select.options)
-        assert titles[0] == NO_SCENARIO and len(titles) == len(SCENARIOS) + 1
-        pages = [load_preset(chooser.select.options[t])["page"] for t in titles[1:]]
-        order = [page.slug for page in PAGES]
-        assert pages == sorted(pages, key=order.index)         # listed in the pages' order
+        select = chooser.select
+        assert select.value == "" and not chooser.story.visible and select.label == "Scenario"
+        assert select.labels[0] == NO_SCENARIO and len(select.values) == len(SCENARIOS) + 1
+        # listed under their pages' titles, in the pages' order
+        assert list(select.groups)[1:] == [page.title for page in PAGES]
+        for page in PAGES:
+            assert {load_preset(name)["page"] for name in select.groups[page.title].values()} \
+                == {page.slug}
 
         chooser.select.value = "negated_task"                  # the user picks a scenario
         title = load_preset("negated_task")["title"]
@@ -299,17 +301,18 @@ def test_sidebar_shows_the_story_then_edited_and_choosing_again_restores():
         assert chooser.story.visible and "similarity near -1" in chooser.story.object
 
         state.data_seed = 3                                    # the user edits the data
-        assert chooser.select.value == edited_value("negated_task")
-        labels = {value: label for label, value in chooser.select.options.items()}
+        assert select.value == edited_value("negated_task")
+        labels = dict(zip(select.values, select.labels, strict=True))
         assert labels[edited_value("negated_task")] == f"{title} (edited)"
         assert labels["negated_task"] == title                 # the plain entry stays choosable
+        assert select.label == "Scenario (edited)"             # readable however long the title
         assert chooser.story.object.startswith("<i>Edited:</i>")
-        assert "choose" in chooser.story.object.lower()
+        assert "choose it again" in chooser.story.object.lower()
 
         chooser.select.value = "negated_task"                  # chosen again: restored
         assert state.data_seed == 0 and not state.scenario_edited
-        assert chooser.select.value == "negated_task"
-        assert edited_value("negated_task") not in chooser.select.options.values()
+        assert select.value == "negated_task" and select.label == "Scenario"
+        assert edited_value("negated_task") not in select.values
         assert "similarity near -1" in chooser.story.object
 
         chooser.select.value = ""                              # no scenario: no story

@@ -197,7 +197,8 @@ class ExplorerApp(pn.viewable.Viewer):
         from explorer.app.scenarios import ScenarioChooser
 
         # the select of data/scenarios, the chosen one's story, "(edited)" once data change
-        scenario_choice = ScenarioChooser(state, page_order=list(self.pages))
+        scenario_choice = ScenarioChooser(
+            state, pages={slug: page.title for slug, page in self.pages.items()})
 
         dataset_choice = pn.widgets.Select(label="Dataset", options=dataset_options(),
                                            value=state.dataset_name, sizing_mode="stretch_width")
@@ -246,11 +247,27 @@ class ExplorerApp(pn.viewable.Viewer):
             error.visible = bool(state.error)
 
         state.param.watch(on_data, ["dataset", "error", "building"])
+
+        # "Hide the truth": the generator's settings say what the truth is, so they fold too
+        hide = _state_form(state, ["hide_truth"])
+        data_form = DataParamsForm(state)
+        folded = pn.pane.Markdown(
+            "*The truth is hidden: task names are neutral, truth panels and the generator's "
+            "settings are folded. Untick to reveal (fits stay).*",
+            styles={"font-size": "0.95em", "color": "#444"}, sizing_mode="stretch_width")
+
+        def on_hide(*events) -> None:
+            data_form.__panel__().visible = not state.hide_truth
+            description.visible = not state.hide_truth
+            folded.visible = state.hide_truth
+
+        state.param.watch(on_hide, "hide_truth")
+        on_hide()
         return [
             pn.pane.Markdown("### Page", margin=(0, 10)), page_choice,
             pn.pane.Markdown("### Data", margin=(10, 10, 0, 10)), scenario_choice,
-            dataset_choice, description,
-            DataParamsForm(state), seeds, summary, error,
+            hide, folded, dataset_choice, description,
+            data_form, seeds, summary, error,
             pn.pane.Markdown(CSV_NOTE, styles={"font-size": "0.9em"}), upload,
         ]
 

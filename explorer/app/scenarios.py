@@ -1,16 +1,17 @@
 """The sidebar's scenario chooser: a select of the scenarios and the chosen one's story.
 
 A scenario (``data/scenarios/<name>.json``) sets the data, the seeds, the page and the page's
-settings at once (:meth:`~explorer.app.state.ExplorerState.apply_preset`). Under the select,
-one line says what to look at. Once a data setting is changed, the state marks the scenario
-edited: the select then shows the scenario's title with " (edited)" (an entry of its own, so
-choosing the plain title again is a real choice and restores the scenario) and the story
-line says the data were edited.
+settings at once (:meth:`~explorer.app.state.ExplorerState.apply_preset`). The select lists
+them under their pages' titles; under it, one line says what to look at. Once a data setting
+is changed, the state marks the scenario edited: the select's label reads "Scenario (edited)",
+it shows the scenario's title with " (edited)" (an entry of its own, so choosing the plain
+title again is a real choice and restores the scenario) and the story line says the data
+were edited.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 
 import panel as pn
 
@@ -23,7 +24,9 @@ __all__ = ["NO_SCENARIO", "ScenarioChooser", "edited_value"]
 NO_SCENARIO = "(choose a scenario)"
 _EDITED = "edited:"   # value prefix of the "(edited)" entry (scenario names have no colon)
 
-STORY_STYLE = {"font-size": "0.92em", "color": "#444", "line-height": "1.3"}
+LABEL, EDITED_LABEL = "Scenario", "Scenario (edited)"
+STORY_STYLE = {"font-size": "0.92em", "color": "#333", "line-height": "1.3",
+               "border-left": "3px solid #1f4e79", "padding-left": "8px"}
 
 
 def edited_value(name: str) -> str:
@@ -37,21 +40,26 @@ class ScenarioChooser(pn.viewable.Viewer):
     Parameters
     ----------
     state : ExplorerState
-    page_order : sequence of str, optional
-        Page slugs in the sidebar's order: scenarios are listed by page, then by title.
+    pages : mapping of str -> str, optional
+        Page slug -> title, in the sidebar's order: scenarios are listed under their page's
+        title in that order (a scenario of another page comes last, under its slug).
     """
 
-    def __init__(self, state, page_order: Sequence[str] = (), **params):
+    def __init__(self, state, pages: Mapping[str, str] | None = None, **params):
         super().__init__(**params)
         self._state = state
         self._scenarios = {name: load_preset(name) for name in list_presets()}
-        rank = {slug: i for i, slug in enumerate(page_order)}
+        pages = dict(pages or {})
+        for scenario in self._scenarios.values():
+            pages.setdefault(scenario["page"], scenario["page"])
+        self._pages = pages
+        rank = {slug: i for i, slug in enumerate(pages)}
         self._order = sorted(self._scenarios, key=lambda n: (
-            rank.get(self._scenarios[n]["page"], len(rank)), self._scenarios[n]["title"]))
+            rank[self._scenarios[n]["page"]], self._scenarios[n]["title"]))
         self._syncing = False
-        self.select = pn.widgets.Select(label="Scenario", options={NO_SCENARIO: ""}, value="",
+        self.select = pn.widgets.Select(label=LABEL, groups=self._groups(), value="",
                                         sizing_mode="stretch_width")
-        self.story = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10, 4, 10),
+        self.story = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10, 8, 10),
                                   styles=STORY_STYLE, css_classes=["scenario-story"])
         self._layout = pn.Column(self.select, self.story, sizing_mode="stretch_width", margin=0)
         self.select.param.watch(self._chosen, "value")
@@ -66,14 +74,16 @@ class ScenarioChooser(pn.viewable.Viewer):
         return self._scenarios[name]["title"]
 
     # ------------------------------------------------------------------ state -> widgets
-    def _options(self) -> dict[str, str]:
+    def _groups(self) -> dict[str, dict[str, str]]:
+        """Page title -> {option label: value}; the "no scenario" entry first."""
         state = self._state
-        options = {NO_SCENARIO: ""}
+        groups: dict[str, dict[str, str]] = {"": {NO_SCENARIO: ""}}
         for name in self._order:
+            options = groups.setdefault(self._pages[self._scenarios[name]["page"]], {})
             if name == state.scenario and state.scenario_edited:
                 options[f"{self.title(name)} (edited)"] = edited_value(name)
             options[self.title(name)] = name
-        return options
+        return groups
 
     def _sync(self, *events) -> None:
         state = self._state
@@ -81,15 +91,15 @@ class ScenarioChooser(pn.viewable.Viewer):
         value = edited_value(name) if name and state.scenario_edited else name
         self._syncing = True
         try:   # options and value in one step: the value is always one of the options
-            self.select.param.update(options=self._options(), value=value)
+            self.select.param.update(groups=self._groups(), value=value,
+                                     label=EDITED_LABEL if value != name else LABEL)
         finally:
             self._syncing = False
         if not name:
             self.story.object, self.story.visible = "", False
         elif state.scenario_edited:
-            self.story.object = (
-                "<i>Edited:</i> the data settings differ from this scenario, so its story may "
-                f"not hold. Choose &ldquo;{escape(self.title(name))}&rdquo; again to restore it.")
+            self.story.object = ("<i>Edited:</i> the data differ from this scenario. Choose "
+                                 "it again to restore it.")
             self.story.visible = True
         else:
             self.story.object = escape(self._scenarios[name]["story"])
