@@ -315,6 +315,12 @@ def test_sidebar_shows_the_story_then_edited_and_choosing_again_restores():
         assert edited_value("negated_task") not in select.values
         assert "similarity near -1" in chooser.story.object
 
+        if "hide_truth" in state.param:                        # the story tells the truth
+            state.hide_truth = True
+            assert "flipped" not in chooser.story.object and "hidden" in chooser.story.object
+            state.hide_truth = False
+            assert "similarity near -1" in chooser.story.object
+
         chooser.select.value = ""                              # no scenario: no story
         assert state.scenario == "" and not chooser.story.visible
         assert "scenario" not in state.to_query()

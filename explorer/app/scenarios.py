@@ -63,7 +63,9 @@ class ScenarioChooser(pn.viewable.Viewer):
                                   styles=STORY_STYLE, css_classes=["scenario-story"])
         self._layout = pn.Column(self.select, self.story, sizing_mode="stretch_width", margin=0)
         self.select.param.watch(self._chosen, "value")
-        state.param.watch(self._sync, ["scenario", "scenario_edited"])
+        # the story names the truth ("task 2 is negated"): it folds with "Hide the truth"
+        watched = ["scenario", "scenario_edited", "hide_truth"]
+        state.param.watch(self._sync, [name for name in watched if name in state.param])
         self._sync()
 
     def __panel__(self):
@@ -97,6 +99,9 @@ class ScenarioChooser(pn.viewable.Viewer):
             self._syncing = False
         if not name:
             self.story.object, self.story.visible = "", False
+        elif getattr(state, "hide_truth", False):
+            self.story.object = "<i>The story is hidden with the truth.</i>"
+            self.story.visible = True
         elif state.scenario_edited:
             self.story.object = ("<i>Edited:</i> the data differ from this scenario. Choose "
                                  "it again to restore it.")
