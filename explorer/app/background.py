@@ -2,8 +2,9 @@
 
 The live-fit runner covers fits; this covers a page's one-off computation that should not
 delay the fit's summary: a daemon thread computes, a periodic check *on the event loop* (with
-the session's document current) shows the result. Without a server session (a notebook, an
-in-process test) the caller joins the returned thread and shows the result itself.
+the session's document current, or a notebook kernel's loop) shows the result. Without
+either (an in-process test, a script) the caller joins the returned thread and shows the
+result itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import panel as pn
+
+from explorer.app.runner import can_poll
 
 __all__ = ["compute_off_loop"]
 
@@ -35,7 +38,7 @@ def compute_off_loop(compute: Callable[[], Any], show: Callable[[Any], None], *,
 
     thread = threading.Thread(target=work, name=name, daemon=True)
     thread.start()
-    if pn.state.curdoc is None or pn.state.curdoc.session_context is None:
+    if not can_poll():   # no server session and no notebook kernel: the caller shows it
         return thread
     callback = None
 

@@ -36,7 +36,7 @@ import param
 from sklearn.exceptions import ConvergenceWarning
 
 __all__ = ["FitJob", "FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS",
-           "release_memory_soon",
+           "can_poll", "in_notebook_kernel", "release_memory_soon",
            "configure_process", "snapshot_nbytes"]
 
 SPEEDS = {"1 step/s": 1.0, "2 steps/s": 2.0, "5 steps/s": 5.0, "10 steps/s": 10.0,
@@ -159,6 +159,33 @@ def release_memory_soon(delay_s: float = 2.0) -> None:
         return
     _trim_pending = True
     loop.call_later(delay_s, _trim_memory)
+
+
+def in_notebook_kernel() -> bool:
+    """True on the event loop of a Jupyter kernel (a notebook cell or a widget's callback).
+
+    There is no Bokeh server session there, but the kernel's asyncio loop runs Panel's
+    periodic callbacks, and what they change reaches the notebook over Panel's comm.
+    """
+    import asyncio
+    import sys
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def can_poll() -> bool:
+    """True where periodic callbacks run: a server session, or a notebook's kernel.
+
+    Elsewhere (tests, scripts) nothing would call them: callers do the work at once instead.
+    """
+    doc = pn.state.curdoc
+    return (doc is not None and doc.session_context is not None) or in_notebook_kernel()
 
 
 def snapshot_nbytes(snapshot, *, materialise: bool = True) -> int | None:
@@ -612,7 +639,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
 
     def _start_polling(self):
-        if self._callback is None and self._has_server():
+        if self._callback is None and can_poll():
             from panel.io.callbacks import PeriodicCallback
 
             # background: Panel would otherwise mark the page busy and idle again on every

@@ -15,6 +15,7 @@ import panel as pn
 import param
 
 from explorer.app.kit import ModelPage, ModelPageView
+from explorer.app.runner import can_poll
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from explorer.viz.live import SnapshotMatrixView, TruthMatrixView
 from explorer.viz.mtknn import NeighbourInspector, sensitivity_curve, sensitivity_view
@@ -111,7 +112,7 @@ class NeighbourhoodPageView(ModelPageView):
 
         thread = threading.Thread(target=work, name="mtknn-sensitivity", daemon=True)
         thread.start()
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+        if can_poll():   # a server session or a notebook kernel: show it when ready
             if self._check is not None:
                 self._check.stop()
             self._check = pn.state.add_periodic_callback(self.show_sensitivity, period=300,

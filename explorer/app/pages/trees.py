@@ -17,6 +17,7 @@ import panel as pn
 import param
 
 from explorer.app.kit import ModelPage, ModelPageView
+from explorer.app.runner import can_poll
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
 from explorer.viz.tree import (
     BoostingView,
@@ -107,9 +108,9 @@ class TreesPageView(ModelPageView):
             self._show_figure3(figure3_ratios())
             return
         # Computed off the event loop (the warm-up thread, or this one in a notebook); a
-        # periodic check on the event loop shows it, with the session's document current.
+        # periodic check on the event loop (the session's, or a notebook kernel's) shows it.
         threading.Thread(target=figure3_ratios, name="figure3", daemon=True).start()
-        if pn.state.curdoc is None or pn.state.curdoc.session_context is None:
+        if not can_poll():
             return
 
         def check() -> None:

@@ -1,0 +1,221 @@
+"""The app's views in a Jupyter notebook, rendered with no internet connection.
+
+Every teaching notebook starts with::
+
+    from explorer import notebook
+    notebook.setup()
+
+which loads Panel's and Bokeh's JavaScript and CSS *inline*: they travel inside the
+notebook's outputs from the installed packages, never from a CDN, so JupyterLab draws the
+app's pages and plots in a classroom without internet. It is the one place that decides how
+notebooks load their resources (``import explorer`` does not import Panel; this module
+imports it only when a function is called).
+
+Then any page of the app is a live Panel viewable in a cell::
+
+    page = notebook.app_page("shared_vs_separate", dataset="task_family",
+                             params={"relations": "related,negated,unrelated"})
+    notebook.fit(page)      # run the page's fit to its end now (optional)
+    page                    # the page: Run / Step / Reset, sliders, the live views
+
+In a notebook there is no Bokeh server: data are built at once in the cell (see
+:mod:`explorer.app.offload`), ``Step`` advances one snapshot synchronously, and ``Run``
+runs the fit on a worker thread while the kernel's event loop draws its frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["setup", "app_page", "fit"]
+
+
+def setup(*, holoviews: bool = True) -> None:
+    """Load Panel and Bokeh (and HoloViews' Bokeh backend) for this notebook, offline.
+
+    Call it first, once per notebook (running it again is harmless). The resources are
+    inlined into the output of the cell (a few MB), so a notebook opened without internet
+    still draws every view; nothing is fetched from a CDN.
+
+    Parameters
+    ----------
+    holoviews : bool, default True
+        Also set up HoloViews' Bokeh backend (the library's static plots, e.g.
+        ``compare(...).plot()``). HoloViews then loads through Panel, with the same inline
+        resources.
+    """
+    import panel as pn
+
+    if holoviews:
+        import holoviews as hv
+        import holoviews.plotting.bokeh  # noqa: F401 -- registers the Bokeh renderer
+
+        hv.extension("bokeh", inline=True, logo=False)
+    # ``inline=True`` makes Panel send BokehJS, Panel's JS and every component's stylesheet
+    # from the installed packages instead of linking the CDN (panel.io.notebook.load_notebook
+    # and Viewable._repr_mimebundle_ read ``config.inline``).
+    pn.extension(inline=True)
+    _keep_updates_offline()
+
+
+def _keep_updates_offline() -> None:
+    """Stylesheets of pane *updates* from the installed package too, never from the CDN.
+
+    Panel (1.9) inlines the stylesheets of what a cell displays, but when a pane changes
+    later (a page's status line during a fit, its summary after Reset) it sends the pane's
+    stylesheets again, as links to cdn.holoviz.org: offline they fail and the pane loses its
+    style. Panel looks every such link up in a per-document cache first
+    (``panel.io.state.state._stylesheets``, used by ``Reactive._get_properties`` and the
+    design's modifiers); here that cache answers each CDN link with the same file from
+    Panel's installed ``dist`` directory, as a ``data:`` URL. This is the one place the
+    project reaches into Panel's internals; tests/ui/test_jupyterlab.py fails if a request
+    to another host comes back.
+    """
+    import base64
+    from weakref import WeakKeyDictionary
+
+    from bokeh.models import ImportedStyleSheet
+    from panel.io.resources import CDN_DIST, DIST_DIR, LOCAL_DIST
+    from panel.io.state import state
+
+    class InlineStylesheets(dict):
+        """One document's stylesheets by URL; Panel's own ones become ``data:`` URLs."""
+
+        def _offline(self, url) -> None:
+            if not isinstance(url, str) or dict.__contains__(self, url):
+                return
+            # a CDN link, or the server-relative path Panel later rewrites to one
+            prefix = next((p for p in (CDN_DIST, LOCAL_DIST) if url.startswith(p)), None)
+            if prefix is None:
+                return
+            path = DIST_DIR / url[len(prefix):].split("?")[0]
+            if path.is_file():
+                data = base64.b64encode(path.read_bytes()).decode("ascii")
+                dict.__setitem__(self, url,
+                                 ImportedStyleSheet(url=f"data:text/css;base64,{data}"))
+
+        def __contains__(self, url) -> bool:
+            self._offline(url)
+            return dict.__contains__(self, url)
+
+        def __getitem__(self, url):
+            self._offline(url)
+            return dict.__getitem__(self, url)
+
+        def get(self, url, default=None):
+            self._offline(url)
+            return dict.get(self, url, default)
+
+        def __bool__(self) -> bool:   # Panel tests ``if cache and url in cache``
+            return True
+
+    class Documents(WeakKeyDictionary):
+        """Every document gets an :class:`InlineStylesheets` cache when Panel asks."""
+
+        def _cache(self, doc) -> InlineStylesheets:
+            cache = WeakKeyDictionary.get(self, doc)
+            if not isinstance(cache, InlineStylesheets):
+                cache = InlineStylesheets(cache or {})
+                WeakKeyDictionary.__setitem__(self, doc, cache)
+            return cache
+
+        def __contains__(self, doc) -> bool:
+            return doc is not None and self._cache(doc) is not None
+
+        def __getitem__(self, doc):
+            return self._cache(doc)
+
+        def get(self, doc, default=None):
+            return default if doc is None else self._cache(doc)
+
+        def __setitem__(self, doc, cache) -> None:
+            WeakKeyDictionary.__setitem__(self, doc, cache)
+            self._cache(doc)
+
+    current = getattr(state, "_stylesheets", None)
+    if isinstance(current, WeakKeyDictionary) and type(current).__name__ != "Documents":
+        documents = Documents()
+        for doc, cache in list(current.items()):
+            documents[doc] = cache
+        state._stylesheets = documents
+
+
+def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, Any] | None = None,
+             data_seed: int = 0, init_seed: int = 0, train_fraction: float = 0.7,
+             **page_params: Any):
+    """One page of the app, built for a notebook cell.
+
+    Parameters
+    ----------
+    slug : str
+        The page (:data:`explorer.app.pages.PAGES`), e.g. ``"tasks"``,
+        ``"shared_vs_separate"``, ``"trees"``, ``"mtknn"``.
+    dataset : str
+        A catalog entry (:data:`explorer.data.catalog.CATALOG`).
+    params : mapping, optional
+        The entry's generator parameters (the rest take their defaults); checked by the
+        same declaration as the app's sidebar.
+    data_seed, init_seed : int
+        Seeds of the data (and split) and of the page's estimators.
+    train_fraction : float
+    **page_params
+        The page's own settings (e.g. ``coupling=1.0`` on ``shared_vs_separate``).
+
+    Returns
+    -------
+    The page's Panel viewable; a model page also has ``state``, ``params`` (its settings),
+    ``runner`` (Run / Step / Pause / Reset) and ``views``.
+    """
+    from explorer.app.pages import PAGES
+    from explorer.app.state import ExplorerState
+
+    pages = {page.slug: page for page in PAGES}
+    if slug not in pages:
+        raise ValueError(f"slug must be one of {list(pages)}; got {slug!r}.")
+    state = ExplorerState(pages={s: page.params for s, page in pages.items()}, page=slug,
+                          dataset_name=dataset, data_params=dict(params or {}),
+                          data_seed=data_seed, init_seed=init_seed,
+                          train_fraction=train_fraction)
+    if state.error:
+        raise ValueError(state.error)
+    view = pages[slug].build(state)
+    if page_params:
+        settings = getattr(view, "params", None)
+        if settings is None:
+            raise ValueError(f"page {slug!r} has no settings; got {sorted(page_params)}.")
+        settings.param.update(**page_params)
+    return view
+
+
+def fit(view, *, timeout: float = 60.0):
+    """Run a model page's fit to its end now, unthrottled, and show the result.
+
+    The same as pressing Run and waiting (the page's views, summary and per-task errors
+    show the finished fit), but the cell returns only when the fit is done, so the next
+    cells can use it. Returns the fitted estimator.
+
+    Raises
+    ------
+    RuntimeError
+        When the fit fails (the page's message) or takes longer than ``timeout`` seconds.
+    """
+    runner = getattr(view, "runner", None)
+    if runner is None:
+        raise ValueError(f"fit needs a model page (with a runner); got {type(view).__name__}.")
+    session = runner.session
+    paced = session.steps_per_second
+    session.steps_per_second = None   # unthrottled: the page's teaching pace is for watching
+    try:
+        runner.run()
+        finished = session.wait(timeout)
+    finally:
+        session.steps_per_second = paced
+    if not finished:
+        runner.pause()
+        raise RuntimeError(f"the fit did not finish within {timeout} s; it is paused at step "
+                           f"{session.version}.")
+    runner.poll()   # the last frame, the summary and the per-task errors
+    if session.state == "error":
+        raise RuntimeError(f"the fit failed: {session.error}")
+    return session.estimator
