@@ -248,7 +248,7 @@ LARGE = {"data": "outlier_tasks", "d.n_tasks": 100, "d.n_features": 500,
          "d.n_samples_per_task": 40}
 LARGE_BY_PAGE = {"trees": {"data": "clustered_tasks", "d.n_tasks": 100, "d.n_features": 200,
                            "d.n_samples_per_task": 100}}
-HEADINGS = {"tasks": re.compile(r"^Tasks$"),
+HEADINGS = {"tasks": re.compile(r"^Tasks(:|$)"),
             "shared_vs_separate": re.compile(r"^Shared vs separate"),
             "trees": re.compile(r"^Multi-task decision trees"),
             "outliers": re.compile(r"^Outliers & shared features")}

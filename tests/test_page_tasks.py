@@ -72,7 +72,7 @@ def test_page_shows_relation_and_similarity_and_escapes_names():
     family = TasksPage(_State(dataset=make_task_family(random_state=0)))
     titles = [fig.title.text for fig in _figures(family)]
     assert "True task relation" in titles
-    assert "True similarity (cosine of the task coefficients)" in titles
+    assert "True similarity (cosine of coefficients)" in titles
 
 
 def _figures(page):

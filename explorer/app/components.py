@@ -11,10 +11,11 @@ smaller one travels as text (a CSV is text: no base64 inflation), well inside th
 
 from __future__ import annotations
 
+import panel as pn
 import param
 from panel.custom import JSComponent
 
-__all__ = ["CsvUpload", "FramePacer"]
+__all__ = ["CsvUpload", "FramePacer", "intro_card"]
 
 
 class CsvUpload(JSComponent):
@@ -84,3 +85,24 @@ export function render({ model, el }) {
   acknowledge();   // a frame sent before this view existed is answered too
 }
 """
+
+
+def intro_card(markdown: str, *, collapsed: bool = True, font_size: str = "15px") -> pn.Card:
+    """A page's introduction as a card whose header is the page's ``## heading``: folded by
+    default, so the controls and the main live view fit a 1366 x 768 projector without
+    scrolling; one click unfolds the explanation.
+
+    >>> card = intro_card("## Tasks\\n\\nEach panel is one task.")
+    >>> card.title, card.collapsed
+    ('Tasks: what am I looking at?', True)
+    """
+    lines = markdown.strip().splitlines()
+    heading = ""
+    if lines and lines[0].startswith("#"):
+        heading, lines = lines[0].lstrip("#").strip(), lines[1:]
+    body = pn.pane.Markdown("\n".join(lines).strip(), sizing_mode="stretch_width",
+                            styles={"font-size": font_size})
+    return pn.Card(body, title=f"{heading}: what am I looking at?" if heading else "About",
+                   collapsed=collapsed, sizing_mode="stretch_width", margin=(0, 10, 5, 10),
+                   header_css_classes=["intro-header"],
+                   stylesheets=[":host .card-title { font-size: 1.35em; font-weight: 600; }"])

@@ -30,6 +30,7 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.app.components import intro_card
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.runner import FitJob, LiveFitRunner
 from explorer.compare.code import estimator_code, merged_imports
@@ -185,14 +186,15 @@ class ModelPageView(pn.viewable.Viewer):
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv)
+        # The figures flow in the column of the Run controls, beside the settings: the
+        # controls and the main live view fit a 1366 x 768 projector without scrolling.
         self._layout = pn.Column(
-            pn.pane.Markdown(page.intro, sizing_mode="stretch_width",
-                             styles={"font-size": "15px"}),
-            pn.Row(pn.Column(self.form, width=360),
-                   pn.Column(self.runner, self.summary, self.tools,
+            intro_card(page.intro),
+            pn.Row(pn.Column(self.form, width=340),
+                   pn.Column(self.runner, self.summary, self.tools, self.note, self.body,
                              sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
-            self.note, self.body, sizing_mode="stretch_width")
+            sizing_mode="stretch_width")
         state.param.watch(self._data_changed, "train")
         state.param.watch(lambda *_: self.runner.reset(), "init_seed")
         self._data_changed()

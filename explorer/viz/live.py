@@ -26,7 +26,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from .style import DIVERGING, TICK_FONT, ZERO_COLOR, style_figure
+from .style import DIVERGING, TICK_FONT, ZERO_COLOR, label_orientation, style_figure
 
 __all__ = ["MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
            "SnapshotMatrixView",
@@ -150,7 +150,10 @@ class MatrixHeatmap:
             self.pool = pool
             if hasattr(self, "_hover"):
                 self._hover.tooltips = self._tooltips()
-        fig.xaxis.major_label_orientation = 0.8 if c > 6 else 0.0
+        # names side by side when they fit the plot's frame (the figure less the row names
+        # and the colour bar), slanted when they would overlap
+        fig.xaxis.major_label_orientation = label_orientation(
+            getattr(self, "col_names", [""] * c), max(fig.width - 170, 80))
         for axis, n in ((fig.xaxis, c), (fig.yaxis, r)):
             crowded = n > MAX_TICK_LABELS
             axis.major_label_text_font_size = "0pt" if crowded else TICK_FONT
@@ -298,7 +301,7 @@ class BarView:
                  fill_color=factor_cmap("x", palette=list(self.COLORS[:len(self.series)]),
                                         factors=self.series, start=1, end=2))
         fig.add_tools(HoverTool(tooltips=[("task", "@x"), ("value", "@value{0.000}")]))
-        fig.xaxis.major_label_orientation = 0.6 if len(self.categories) > 6 else 0.0
+        self._orient_labels()
         fig.legend.location = "top_left"
         fig.yaxis.axis_label = y_label
         self.threshold = Span(location=0.0 if threshold is None else float(threshold),
@@ -310,13 +313,19 @@ class BarView:
             fig.xaxis.major_label_text_font_size = "0pt"
             fig.xaxis.group_text_font_size = TICK_FONT
 
+    def _orient_labels(self) -> None:
+        """Task names side by side when they fit, slanted when they would overlap."""
+        angle = label_orientation(self.categories, self.figure.width)
+        self.figure.xaxis.major_label_orientation = angle
+        self.figure.xaxis.group_label_orientation = angle
+
     def set_categories(self, categories: Sequence[str]) -> None:
         """Re-target the bars to other tasks, patching the figure in place; values -> 0."""
         self.categories = [str(c) for c in categories]
         factors = [(c, s) for c in self.categories for s in self.series]
         n = len(factors)
         self.figure.x_range.factors = factors
-        self.figure.xaxis.major_label_orientation = 0.6 if len(self.categories) > 6 else 0.0
+        self._orient_labels()
         self.source.data = {"x": factors, "value": [0.0] * n, "alpha": [1.0] * n,
                             "series": [s for _, s in factors]}
 

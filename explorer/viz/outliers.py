@@ -16,7 +16,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import style_figure
+from .style import label_orientation, style_figure
 
 __all__ = ["OUTCOME_COLORS", "OutlierBars", "OutlierScoresView", "detection_outcomes"]
 
@@ -119,7 +119,8 @@ class OutlierBars:
         with_truth = self.truth is not None
         for outcome, item in self._legend_items.items():
             item.visible = (outcome not in ("outlier", "shares")) == with_truth
-        self.figure.xaxis.major_label_orientation = 0.8 if len(self.task_names) > 12 else 0.0
+        self.figure.xaxis.major_label_orientation = label_orientation(self.task_names,
+                                                                      self.figure.width)
 
     def set_tasks(self, task_names: Sequence[str], truth=None) -> None:
         """Re-target to other tasks (a new data set), patching the figure in place."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bokeh.palettes import Category10_10, Category20_20, Dark2_8, RdBu11
 
 __all__ = ["AXIS_FONT", "DIVERGING", "TICK_FONT", "TITLE_FONT", "ZERO_COLOR", "label_colors",
-           "style_figure", "task_colors"]
+           "label_orientation", "style_figure", "task_colors"]
 
 TITLE_FONT = "13pt"
 AXIS_FONT = "12pt"
@@ -44,3 +44,15 @@ def style_figure(fig):
         axis.major_label_text_font_size = TICK_FONT
     fig.toolbar.logo = None
     return fig
+
+
+def label_orientation(names, width: int) -> float:
+    """Angle (radians) for categorical tick labels: 0 when they fit side by side in
+    ``width`` pixels at the tick font (~7.5 px a character), else 0.8 (slanted, never
+    overlapping).
+
+    >>> label_orientation(["T0", "T1"], 400), label_orientation(["T0 shared"] * 10, 400)
+    (0.0, 0.8)
+    """
+    needed = sum(7.5 * len(str(name)) + 12 for name in names)
+    return 0.0 if needed <= 0.85 * width else 0.8

@@ -235,9 +235,12 @@ class TaskScatterPanels:
                      y_range=self.y_range, tools="pan,wheel_zoom,box_zoom,reset,save")
         fig.scatter("x", "y", source=source, size=7, color="color", alpha=0.75,
                     line_color="white", line_width=0.5, legend_field="label")
-        fig.legend.location = "top_left"
-        fig.legend.label_text_font_size = style.TICK_FONT
-        fig.legend.background_fill_alpha = 0.6
+        # the legend beside the plot, never over its points
+        legend = fig.legend[0]
+        fig.center = [item for item in fig.center if item is not legend]
+        fig.add_layout(legend, "right")
+        legend.label_text_font_size = style.TICK_FONT
+        legend.margin, legend.padding, legend.spacing = 2, 4, 2
         fig.add_tools(HoverTool(tooltips=[("y", "@label"), ("x", "(@x{0.00}, @y{0.00})")]))
         fig.toolbar.autohide = True   # eight panels' toolbars only when the pointer is there
         bar = ColorBar(color_mapper=self.mapper, title="y", width=10, visible=False,
@@ -306,7 +309,7 @@ def truth_matrices(dataset: MultiTaskDataset) -> list[dict]:
                             "itself (+1 on the diagonal)."})
     if "task_similarity" in truth:
         out.append({"key": "task_similarity",
-                    "title": "True similarity (cosine of the task coefficients)",
+                    "title": "True similarity (cosine of coefficients)",
                     "matrix": np.asarray(truth["task_similarity"], dtype=np.float64),
                     "row_names": tasks, "col_names": tasks, "limit": 1.0,
                     "note": "The true cosine of two tasks' coefficient vectors, on the same "

@@ -178,7 +178,7 @@ def test_trees_page_grows_node_by_node(app_url, page):
 
 def test_shared_vs_separate_runs_live_and_compares(app_url, page):
     open_app(page, app_url + "?page=shared_vs_separate")
-    page.get_by_text("Watch the learned").first.wait_for()
+    page.get_by_text("Shared vs separate: what am I looking at?").first.wait_for()
     page.get_by_text("Ready.").first.wait_for()
     before = fingerprint(page, "image")
     page.get_by_role("combobox", name="Speed").select_option("30 steps/s")
@@ -195,7 +195,7 @@ def test_shared_vs_separate_runs_live_and_compares(app_url, page):
 
 def test_outliers_page_runs_and_a_lambda_slider_refits(app_url, page):
     open_app(page, app_url + "?page=outliers&data=outlier_tasks")
-    page.get_by_text("rMTFL writes every task").first.wait_for()
+    page.get_by_text("Outliers & shared features (robust MTFL)").first.wait_for()
     page.get_by_text("Ready.").first.wait_for()
     before = fingerprint(page, "image")
     page.get_by_role("combobox", name="Speed").select_option("unthrottled")
@@ -319,7 +319,7 @@ RATIO = r"2nd/1st: (\d+(?:\.\d+)?(?:e[+-]?\d+)?)"
 def test_mtboost_page_switches_between_the_paper_and_the_corrected_variant(app_url, page):
     # a link sets the printed updates at a small lambda: Omega collapses to rank 1
     open_app(page, app_url + "?page=mtboost&mtboost.variant=paper&mtboost.lam=0.003")
-    page.get_by_text("All tasks share each round").first.wait_for()
+    page.get_by_text("Task relationships (MTBoost): what am I").first.wait_for()
     page.get_by_text("Ready.").first.wait_for()
     before = fingerprint(page, "image")
     page.get_by_role("combobox", name="Speed").select_option("unthrottled")

@@ -27,6 +27,7 @@ import holoviews as hv
 import numpy as np
 import panel as pn
 
+from explorer.app.components import intro_card
 from explorer.app.export import dataset_code
 from explorer.app.offload import Offloader
 from explorer.app.widgets import ParamForm
@@ -126,7 +127,7 @@ class ComparePage(pn.viewable.Viewer):
         self._progress_pending = False
         self._progress_seen = (0, 1)
         self._layout = pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", styles={"font-size": "15px"}),
+            intro_card(INTRO),
             pn.Row(pn.Column(self.form, width=360),
                    pn.Column(pn.Row(self.run_button, self.cancel_button), self.progress,
                              self.status, self.table,

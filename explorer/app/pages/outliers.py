@@ -73,8 +73,8 @@ def views():
     size = {"limit": coefficient_scale, "columns": "features", "layout": "columns x tasks",
             "width": 480, "height": 300}
     return [OutlierScoresView(width=520),
-            SnapshotMatrixView("P", "P (shared part): nonzero columns = shared features", **size),
-            SnapshotMatrixView("Q", "Q (outlier part): nonzero rows = outlier tasks", **size),
+            SnapshotMatrixView("P", "P (shared): nonzero columns = shared features", **size),
+            SnapshotMatrixView("Q", "Q (outliers): nonzero rows = outlier tasks", **size),
             SnapshotMatrixView("W", "W = P + Q (estimate)", **size),
             TruthMatrixView("coef", "True W", **size)]
 

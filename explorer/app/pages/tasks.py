@@ -12,6 +12,7 @@ import re
 
 import panel as pn
 
+from explorer.app.components import intro_card
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.offload import Offloader
 from explorer.viz.live import MatrixHeatmap
@@ -68,7 +69,7 @@ class TasksPage(pn.viewable.Viewer):
         super().__init__(**params)
         self._state = state
         self._offloader = getattr(state, "offloader", None) or Offloader()
-        self._scatter = TaskScatterPanels(width=300, height=280)
+        self._scatter = TaskScatterPanels(width=340, height=280)
         self._scatter_box = pn.FlexBox(sizing_mode="stretch_width")
         self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
         self._truth: dict[str, tuple[MatrixHeatmap, pn.Column]] = {}
@@ -77,7 +78,7 @@ class TasksPage(pn.viewable.Viewer):
             "This dataset has no ground truth (real or uploaded data).", visible=False)
         self.tools = PageTools("tasks", self.code, self._figures, self._data_csv)
         self._layout = pn.Column(
-            pn.pane.Markdown(INTRO, sizing_mode="stretch_width", styles={"font-size": "1.1em"}),
+            intro_card(INTRO),
             self.tools, self._scatter_note, self._scatter_box,
             pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._no_truth,
             self._truth_box, sizing_mode="stretch_width",
