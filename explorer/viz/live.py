@@ -296,10 +296,13 @@ class BarView:
         self.figure = fig = figure(x_range=_factor_range(factors), title=title, width=width,
                                    height=height, tools="", toolbar_location=None,
                                    sizing_mode="fixed", **kwargs)
+        colors = factor_cmap("x", palette=list(self.COLORS[:len(self.series)]),
+                             factors=self.series, start=1, end=2)
         fig.vbar(x="x", top="value", width=0.85, source=self.source, fill_alpha="alpha",
-                 line_color=None, legend_field="series",
-                 fill_color=factor_cmap("x", palette=list(self.COLORS[:len(self.series)]),
-                                        factors=self.series, start=1, end=2))
+                 line_color=None, legend_field="series", fill_color=colors)
+        # a dash at each bar's top: a bar of height 0 (a task learned perfectly) still shows
+        fig.scatter(x="x", y="value", marker="dash", size=14, line_width=3,
+                    line_color=colors, line_alpha="alpha", source=self.source)
         fig.add_tools(HoverTool(tooltips=[("task", "@x"), ("value", "@value{0.000}")]))
         self._orient_labels()
         fig.legend.location = "top_left"
