@@ -199,7 +199,7 @@ def test_live_views_update_in_place_from_snapshots():
         bars.update(snap.info["node"])
         sizes.append(len(diagram.nodes.data["x"]))
     assert sizes[0] == 3 and sizes[-1] == tree.n_nodes_  # root + 2 pending, then all
-    assert "<=" in diagram.nodes.data["text"][-1] or "<=" in diagram.nodes.data["text"][0]
+    assert " <= " in diagram.nodes.data["full"][0] and "≤" in diagram.nodes.data["text"][0]
     assert len(diagram.leaves.data["x"]) == sum(len(n["early_leaves"]) for n in tree.nodes_)
     # The full partition covers every training point's region with a decided label.
     assert all(len(src.data["left"]) > 0 for src in partition.sources[:len(names)])

@@ -115,10 +115,11 @@ def test_the_tree_diagram_streams_new_nodes_and_draws_what_a_fresh_diagram_draws
     fresh = TreeDiagram(*args)
     fresh.update(last["tree"], highlight=last["node"]["node"])
     _close(_columns(live), _columns(fresh))
-    bar_tasks = {round(top, 6) for top in live.bars.data["top"]}
     assert len(live.bars.data["top"]) > 0
-    depth_levels = {node["depth"] for node in last["tree"]}
-    assert len(bar_tasks) <= TreeDiagram.max_bar_tasks * len(depth_levels)
+    rows_per_node: dict[int, set] = {}
+    for node, top in zip(live.bars.data["node"], live.bars.data["top"], strict=True):
+        rows_per_node.setdefault(node, set()).add(round(top, 6))
+    assert max(len(rows) for rows in rows_per_node.values()) == TreeDiagram.max_bar_tasks
     assert any("more tasks" in text for text in live.nodes.data["counts"])
     middle = snapshots[len(snapshots) // 2].info      # a scrub back: drawn afresh
     live.update(middle["tree"], highlight=middle["node"]["node"])

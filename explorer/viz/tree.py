@@ -3,9 +3,12 @@
 Each view owns its figure and ``ColumnDataSource``s and has an ``update(...)`` that patches
 them in place (``source.data = ...``), as the live-view pattern of DESIGN.md asks:
 
-* :class:`TreeDiagram` -- the (partial) tree from a ``Snapshot.info["tree"]``: nodes
-  labelled ``feature <= threshold``, per-task class distributions as small stacked bars,
-  per-task early leaves as squares in the task's colour, pending nodes in grey;
+* :class:`TreeDiagram` -- the (partial) tree from a ``Snapshot.info["tree"]``: split nodes
+  labelled ``feature`` / ``<= threshold`` and outlined in the colour of the task that decided
+  the split, per-task class distributions as thin stacked bars under each node (one row per
+  task, in class colours), per-task early leaves as squares in the task's colour holding
+  the leaf's label, pending nodes in grey; a legend for the task colours and one for the
+  class colours (never the same colours), a note when the drawing is cut;
 * :class:`PartitionView` -- for 2-D data, the partition of each task's plane by the tree
   (regions coloured by the task's predicted label), over the task's training points;
 * :class:`GainBars` -- the per-task information gains of the chosen split, the deciding
@@ -16,49 +19,46 @@ them in place (``source.data = ...``), as the live-view pattern of DESIGN.md ask
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
-from bokeh.models import ColumnDataSource, HoverTool, Range1d, Span
+from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Range1d, Span, Title
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import label_colors as _label_palette
 from .style import style_figure as _style
 from .style import task_colors
+from .tree_layout import class_palette, shorten, text_width, tidy_x
 
 __all__ = ["BoostingView", "GainBars", "GainBarsView", "PartitionLiveView",
-           "PartitionView", "TreeDiagram", "TreeDiagramView", "task_colors", "theorem1_boxplot",
-           "tree_layout"]
+           "PartitionView", "TreeDiagram", "TreeDiagramView", "class_colors", "task_colors",
+           "theorem1_boxplot"]
 
 
+def class_colors(classes: Sequence[Sequence], n_tasks: int) -> dict:
+    """One colour per class label of any task (``{label: colour}``, labels sorted), none of
+    them close to a colour of the first ``n_tasks`` tasks (:func:`class_palette`): on the
+    Trees page a colour names either a task or a class."""
+    labels = sorted({label for task_classes in classes for label in task_classes})
+    return dict(zip(labels, class_palette(len(labels), task_colors(min(n_tasks, 8))),
+                    strict=True))
 
-def tree_layout(nodes: Sequence[dict]) -> dict[int, tuple[float, float]]:
-    """Positions ``{node id: (x, y)}`` of processed and pending nodes (y = -depth).
 
-    Leaves (and pending nodes) get consecutive x in depth-first order; an internal node sits
-    above the middle of its children.
+def _short_number(value: float) -> str:
+    """3 significant digits, 2 when that is shorter than 6 characters (full value on hover).
 
-    >>> tree_layout([{"node": 0, "depth": 0, "left": 1, "right": 2, "feature": 0}])
-    {1: (0.0, -1.0), 2: (1.0, -1.0), 0: (0.5, 0.0)}
+    >>> _short_number(1.96), _short_number(-0.0479), _short_number(0.21875)
+    ('1.96', '-0.048', '0.219')
     """
-    by_id = {n["node"]: n for n in nodes}
-    position: dict[int, tuple[float, float]] = {}
-    next_x = [0.0]
+    text = f"{value:.3g}"
+    return text if len(text) <= 5 else f"{value:.2g}"
 
-    def place(node_id: int, depth: int) -> float:
-        node = by_id.get(node_id)
-        if node is None or node.get("feature") is None:
-            position[node_id] = (next_x[0], -float(depth) + 0.0)
-            next_x[0] += 1.0
-            return position[node_id][0]
-        x = 0.5 * (place(node["left"], depth + 1) + place(node["right"], depth + 1))
-        position[node_id] = (x, -float(depth) + 0.0)
-        return x
 
-    if by_id:
-        place(0, 0)
-    return position
+def _ink(fill: str) -> str:
+    """Black or white, whichever reads better on ``fill`` (``#rrggbb``)."""
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
 
 
 class TreeDiagram:
@@ -66,12 +66,22 @@ class TreeDiagram:
 
     A growing tree only appends node records (a prefix stays valid), so each frame sends
     what changed: the new nodes, edges, class bars and early leaves are *streamed* once, a
-    pending node that gets processed is *patched*, and only the positions (plain numbers:
-    adding a split shifts the layout) are replaced. A record list that is not an extension
+    pending node that gets processed is *patched*, and only the geometry (plain numbers:
+    adding a split moves the layout) is replaced. A record list that is not an extension
     of the one drawn (a new fit, a scrub back) is drawn afresh.
 
+    Geometry is in screen pixels: the frame is sized to the tree (``frame_width`` /
+    ``frame_height``, never below the figure's initial size) and one data unit is one pixel,
+    so every box is as wide as its label (:func:`~explorer.viz.tree_layout.text_width`) and
+    the early-leaf squares it holds (a split node: one row under its label, for the tasks
+    that stop there; a leaf node: nothing else, in at most two rows), and the tidy layout
+    (:func:`~explorer.viz.tree_layout.tidy_x`) keeps the boxes of one depth apart. Labels
+    are short on screen (feature names past ``max_feature_chars``, 2 significant digits,
+    leaf labels past 3 characters); the hover tooltips give them in full.
+
     Per-task detail is capped for readability and frame size: class bars for the first
-    ``max_bar_tasks`` tasks, hover text for the first ``max_hover_tasks``.
+    ``max_bar_tasks`` tasks, hover text for the first ``max_hover_tasks``, at most
+    ``max_leaf_items`` early-leaf squares per node (the last one then says how many more).
 
     Parameters
     ----------
@@ -82,39 +92,112 @@ class TreeDiagram:
 
     max_bar_tasks = 8
     max_hover_tasks = 8
-    _NODE_COLUMNS = ("x", "y", "text", "fill", "line", "node", "counts", "gains")
+    max_leaf_items = 8
+    max_feature_chars = 10
+    max_legend_items = 10
+    #: Sizes in screen pixels.
+    font_px, item_font_px, line_px, pad = 13, 11, 15, 5
+    item_px, item_gap = 15, 2
+    bar_px, bar_gap, edge_px, node_gap, margin = 2, 1, 16, 8, 12
+    _NODE_COLUMNS = ("x", "y", "w", "h", "ty", "text", "full", "fill", "line", "width",
+                     "node", "counts", "gains")
+    _TEXT_COLUMNS = ("text", "full", "fill", "line", "width", "counts", "gains")
+    _LEAF_COLUMNS = ("x", "y", "w", "color", "ink", "text", "task", "label", "reason")
 
     def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
-        self.task_names = list(task_names)
-        self.classes = [list(c) for c in classes]
-        self.feature_names = list(feature_names)
-        self.colors = task_colors(len(task_names))
+        self.min_frame = (width - 20, height - 120)
         self.edges = ColumnDataSource(dict(x0=[], y0=[], x1=[], y1=[]))
         self.nodes = ColumnDataSource({c: [] for c in self._NODE_COLUMNS},
                                       name="mtdt_tree_nodes")
-        self.bars = ColumnDataSource(dict(left=[], right=[], top=[], bottom=[], color=[]))
-        self.leaves = ColumnDataSource(dict(x=[], y=[], color=[], text=[], task=[]))
-        fig = figure(width=width, height=height, title="MT-DT: click Step to add a node",
-                     tools="pan,wheel_zoom,reset,save", toolbar_location="right",
-                     x_range=Range1d(-1, 1), y_range=Range1d(-1.2, 0.5))
+        self.bars = ColumnDataSource(dict(left=[], right=[], top=[], bottom=[], color=[],
+                                          node=[]))
+        self.leaves = ColumnDataSource({c: [] for c in self._LEAF_COLUMNS})
+        self.task_swatches = ColumnDataSource(dict(x=[], y=[], color=[]))
+        self.class_swatches = ColumnDataSource(dict(x=[], y=[], color=[]))
+        fig = figure(title="MT-DT: click Step to add a node", tools="pan,wheel_zoom,reset,save",
+                     toolbar_location="right", frame_width=self.min_frame[0],
+                     frame_height=self.min_frame[1], min_border=4,
+                     x_range=Range1d(0, self.min_frame[0]),
+                     y_range=Range1d(-self.min_frame[1], 0))
         fig.segment("x0", "y0", "x1", "y1", source=self.edges, line_color="#999999",
                     line_width=1.5)
-        box = fig.rect("x", "y", width=0.9, height=0.32, source=self.nodes,
-                       fill_color="fill", line_color="line", line_width=2)
-        fig.text("x", "y", text="text", source=self.nodes, text_align="center",
-                 text_baseline="middle", text_font_size="9pt")
+        box = fig.rect("x", "y", width="w", height="h", source=self.nodes,
+                       fill_color="fill", line_color="line", line_width="width")
+        fig.text("x", "ty", text="text", source=self.nodes, text_align="center",
+                 text_baseline="middle", text_font_size=f"{self.font_px}px",
+                 text_line_height=self.line_px / self.font_px)
         fig.quad("left", "right", "top", "bottom", source=self.bars, fill_color="color",
                  line_color=None)
-        fig.scatter("x", "y", marker="square", size=13, source=self.leaves,
-                    fill_color="color", line_color="black")
-        fig.text("x", "y", text="text", source=self.leaves, x_offset=9, y_offset=5,
-                 text_font_size="8pt", text_baseline="middle")
+        squares = fig.rect("x", "y", width="w", height=self.item_px, source=self.leaves,
+                           fill_color="color", line_color="#222222", line_width=0.5)
+        fig.text("x", "y", text="text", source=self.leaves, text_color="ink",
+                 text_align="center", text_baseline="middle", text_font_style="bold",
+                 text_font_size=f"{self.item_font_px}px")
         fig.add_tools(HoverTool(renderers=[box], tooltips=[
-            ("node", "@node"), ("weighted class counts", "@counts"), ("task gains", "@gains")]))
+            ("node", "@node"), ("split", "@full"), ("weighted class counts", "@counts"),
+            ("task gains", "@gains")]))
+        fig.add_tools(HoverTool(renderers=[squares], tooltips=[
+            ("early leaf of", "@task"), ("label", "@label"), ("why", "@reason")]))
+        # legends, one row each: swatch glyphs that draw nothing in the frame (no
+        # coordinates); each row opens with its name (an item without a swatch: a Legend's
+        # own title is turned on its side when it sits left of a row)
+        task_glyph = fig.rect("x", "y", width=1, height=1, source=self.task_swatches,
+                              fill_color="color", line_color="#222222")
+        class_glyph = fig.rect("x", "y", width=1, height=1, source=self.class_swatches,
+                               fill_color="color", line_color=None)
+        name_glyph = fig.rect(x=np.nan, y=np.nan, width=1, height=1, fill_alpha=0,
+                              line_alpha=0)
+        self.task_legend, self.class_legend = (
+            Legend(items=[], orientation="horizontal", location="left",
+                   label_text_font_size="12px", glyph_width=14, glyph_height=14,
+                   spacing=10, padding=2, margin=1, border_line_alpha=0,
+                   background_fill_alpha=0)
+            for _ in range(2))
+        self._swatch_glyphs = (task_glyph, class_glyph, name_glyph)
+        self.note = Title(text="", visible=False, text_color="#b22222", text_font_size="12px",
+                          text_font_style="bold")
+        fig.add_layout(self.class_legend, "above")
+        fig.add_layout(self.task_legend, "above")
+        fig.add_layout(self.note, "above")
         fig.axis.visible = False
         fig.grid.visible = False
         _style(fig)
         self.figure = fig
+        self.set_names(task_names, classes, feature_names)
+
+    # ------------------------------------------------------------------ data and legends
+    def set_names(self, task_names, classes, feature_names) -> None:
+        """Re-target to other tasks, labels and features: colours, legends; empties the tree."""
+        self.task_names = [str(n) for n in task_names]
+        self.classes = [list(c) for c in classes]
+        self.feature_names = [str(n) for n in feature_names]
+        m = len(self.task_names)
+        self.colors = task_colors(m)
+        self.class_color = class_colors(self.classes, m)
+        cap = self.max_legend_items
+        shown_tasks = self.task_names[:cap if m <= cap else cap - 1]
+        task_swatch = [self.colors[j] for j in range(len(shown_tasks))]
+        task_labels = list(shown_tasks)
+        if m > len(shown_tasks):
+            task_swatch.append("#ffffff")
+            task_labels.append(f"+{m - len(shown_tasks)} more (colours repeat)")
+        labels = list(self.class_color)
+        shown_labels = labels[:cap if len(labels) <= cap else cap - 1]
+        class_swatch = [self.class_color[label] for label in shown_labels]
+        class_labels = [shorten(label, 12) for label in shown_labels]
+        if len(labels) > len(shown_labels):
+            class_swatch.append("#ffffff")
+            class_labels.append(f"+{len(labels) - len(shown_labels)} more")
+        for source, legend, glyph, colours, title, names in (
+                (self.task_swatches, self.task_legend, self._swatch_glyphs[0], task_swatch,
+                 "Tasks:", task_labels),
+                (self.class_swatches, self.class_legend, self._swatch_glyphs[1],
+                 class_swatch, "Classes (bars, a row per task):", class_labels)):
+            source.data = dict(x=[np.nan] * len(colours), y=[np.nan] * len(colours),
+                               color=colours)
+            legend.items = [LegendItem(label=title, renderers=[self._swatch_glyphs[2]]),
+                            *(LegendItem(label=name, renderers=[glyph], index=k)
+                              for k, name in enumerate(names))]
         self._forget()
 
     def _forget(self) -> None:
@@ -122,22 +205,31 @@ class TreeDiagram:
         self._drawn: list[int] = []          # processed node ids, in record order
         self._processed: set[int] = set()
         self._row: dict[int, int] = {}       # node id -> row of the nodes source
+        self._row_ids: list[int] = []        # row -> node id
+        self._kind: list[str] = []           # per row: "split", "leaf", "pending", "cut"
+        self._box: list[tuple[float, float]] = []   # per row: box (width, height)
+        self._depth: dict[int, int] = {}
+        self._children: dict[int, tuple[int, int]] = {}
+        self._grid: dict[int, tuple[int, float]] = {}  # node id -> (squares, square width)
         self._edge_child: list[int] = []     # per edge row: the child's node id
         self._bar_node: list[int] = []       # per bar row: its node id
-        self._bar_dx: list[tuple[float, float]] = []
-        self._leaf_node: list[int] = []
-        self._leaf_dx: list[float] = []
+        self._bar_geometry: list[tuple[int, float, float]] = []  # (task row, from, to)
+        self._leaf_node: list[int] = []      # per early-leaf row: its node id and slot
+        self._leaf_slot: list[int] = []
         self._highlight: int | None = None
+        self._cut = False
         self.edges.data = dict(x0=[], y0=[], x1=[], y1=[])
         self.nodes.data = {c: [] for c in self._NODE_COLUMNS}
-        self.bars.data = dict(left=[], right=[], top=[], bottom=[], color=[])
-        self.leaves.data = dict(x=[], y=[], color=[], text=[], task=[])
+        self.bars.data = dict(left=[], right=[], top=[], bottom=[], color=[], node=[])
+        self.leaves.data = {c: [] for c in self._LEAF_COLUMNS}
+        self.note.visible = False
 
     def _extends_drawn(self, nodes: Sequence[dict]) -> bool:
         k = len(self._drawn)
         return k == 0 or (len(nodes) >= k and nodes[0]["node"] == self._drawn[0]
                           and nodes[k - 1]["node"] == self._drawn[-1])
 
+    # ------------------------------------------------------------------ sizes
     def _describe(self, node: dict) -> dict:
         """The node row's text columns (computed once per processed node)."""
         shown = range(min(len(self.task_names), self.max_hover_tasks))
@@ -151,81 +243,111 @@ class TreeDiagram:
         gains = "" if node["gains"] is None else ", ".join(
             f"{self.task_names[j]}={g:.3f}" for j in shown
             for g in [node["gains"]["task"][j]] if np.isfinite(g)) + tail
-        text = ("leaf" if node["feature"] is None else
-                f"{self.feature_names[node['feature']]} <= {node['threshold']:.3g}")
-        line = (self.colors[node["deciding_task"]] if node["deciding_task"] is not None
-                else "#555555")
-        return {"text": text, "fill": "white", "line": line, "counts": counts, "gains": gains}
+        if node["feature"] is None:
+            text = "" if node["early_leaves"] else "leaf"
+            full = "none (a leaf for every task still here)"
+        else:
+            name = self.feature_names[node["feature"]]
+            text = f"{shorten(name, self.max_feature_chars)}\n≤ {_short_number(node['threshold'])}"
+            full = f"{name} <= {node['threshold']:.6g}"
+        split = node["deciding_task"] is not None
+        return {"text": text, "full": full, "fill": "white",
+                "line": self.colors[node["deciding_task"]] if split else "#777777",
+                "width": 2.5 if split else 1.0, "counts": counts, "gains": gains}
 
+    def _box_size(self, kind: str, text: str, node_id: int) -> tuple[float, float]:
+        """(width, height) of a node's box: its label over its early-leaf squares."""
+        grid_w, grid_h = self._grid_size(node_id, kind)
+        if kind == "leaf" and grid_w:
+            return grid_w + 8, grid_h + 8
+        lines = text.count("\n") + 1
+        width = text_width(text, self.font_px) + 2 * self.pad
+        height = lines * self.line_px + self.pad
+        if grid_w:
+            width, height = max(width, grid_w + 8), height + grid_h + 4
+        return width, height
+
+    def _grid_size(self, node_id: int, kind: str) -> tuple[float, float]:
+        """(width, height) of a node's early-leaf squares (one row in a split node)."""
+        cols, rows = self._grid_shape(node_id, kind)
+        item_w = self._grid.get(node_id, (0, 0.0))[1]
+        if not cols:
+            return 0.0, 0.0
+        return (cols * item_w + (cols - 1) * self.item_gap,
+                rows * self.item_px + (rows - 1) * self.item_gap)
+
+    def _grid_shape(self, node_id: int, kind: str) -> tuple[int, int]:
+        n = self._grid.get(node_id, (0, 0.0))[0]
+        rows = 1 if kind != "leaf" or n <= 2 else 2
+        return -(-n // rows), (rows if n else 0)
+
+    @property
+    def level_px(self) -> float:
+        """Vertical distance between two depths: the tallest box, the bars, the edges."""
+        n = min(len(self.task_names), self.max_leaf_items)
+        split = 2 * self.line_px + self.pad + (self.item_px + 4 if n else 0)
+        leaf = (2 if n > 2 else 1) * (self.item_px + self.item_gap) + 8
+        return max(split, leaf) + 2 + self._bars_px() + self.edge_px
+
+    def _bars_px(self) -> float:
+        return min(len(self.task_names), self.max_bar_tasks) * (self.bar_px + self.bar_gap)
+
+    # ------------------------------------------------------------------ frames
     def update(self, nodes: Sequence[dict], highlight: int | None = None,
-               title: str | None = None) -> None:
-        """Show the node records of ``Snapshot.info["tree"]`` (see the class docstring)."""
+               title: str | None = None, n_total: int | None = None) -> None:
+        """Show the node records of ``Snapshot.info["tree"]`` (see the class docstring).
+
+        ``n_total``: how many nodes the tree has when ``nodes`` is only its first part (the
+        drawing then says it is cut, and children beyond it read "not drawn").
+        """
         if not self._extends_drawn(nodes):
             self._forget()
-        position = tree_layout(nodes)
-        y_of = {node_id: xy[1] for node_id, xy in position.items()}
         new_rows = {c: [] for c in self._NODE_COLUMNS}
         new_edges = dict(x0=[], y0=[], x1=[], y1=[])
-        new_bars = dict(left=[], right=[], top=[], bottom=[], color=[])
-        new_leaves = dict(x=[], y=[], color=[], text=[], task=[])
-        patches: dict[str, list] = {c: [] for c in ("text", "fill", "line", "counts", "gains")}
+        new_bars = dict(left=[], right=[], top=[], bottom=[], color=[], node=[])
+        new_leaves = {c: [] for c in self._LEAF_COLUMNS}
+        patches: dict[str, list] = {c: [] for c in self._TEXT_COLUMNS}
 
-        def add_row(node_id: int, columns: dict) -> None:
-            self._row[node_id] = len(self._row)
+        def add_row(node_id: int, kind: str, columns: dict) -> None:
+            self._row[node_id] = len(self._row_ids)
+            self._row_ids.append(node_id)
+            self._kind.append(kind)
+            self._box.append(self._box_size(kind, columns["text"], node_id))
             new_rows["node"].append(node_id)
-            new_rows["x"].append(0.0)
-            new_rows["y"].append(y_of[node_id])
-            for c in ("text", "fill", "line", "counts", "gains"):
+            for c in ("x", "y", "w", "h", "ty"):
+                new_rows[c].append(0.0)
+            for c in self._TEXT_COLUMNS:
                 new_rows[c].append(columns[c])
 
-        pending = {"text": "pending", "fill": "#eeeeee", "line": "#bbbbbb", "counts": "",
-                   "gains": ""}
+        pending = {"text": "pending", "full": "not processed yet", "fill": "#eeeeee",
+                   "line": "#bbbbbb", "width": 1.0, "counts": "", "gains": ""}
         for node in nodes[len(self._drawn):]:
-            node_id, y = node["node"], y_of[node["node"]]
+            node_id = node["node"]
+            self._depth[node_id] = int(node["depth"])
+            self._add_leaves(node, new_leaves)
             columns = self._describe(node)
+            kind = "leaf" if node["feature"] is None else "split"
             if node_id in self._row:          # a pending node got processed
                 row = self._row[node_id]
                 for c, value in columns.items():
                     patches[c].append((row, value))
+                self._kind[row] = kind
+                self._box[row] = self._box_size(kind, columns["text"], node_id)
             else:
-                add_row(node_id, columns)
+                add_row(node_id, kind, columns)
             self._drawn.append(node_id)
             self._processed.add(node_id)
             if node["feature"] is not None:   # its children appear, pending
+                self._children[node_id] = (node["left"], node["right"])
                 for child in (node["left"], node["right"]):
+                    self._depth[child] = int(node["depth"]) + 1
                     if child not in self._row:
-                        add_row(child, pending)
+                        add_row(child, "pending", pending)
                     self._edge_child.append(child)
                     for key in new_edges:
                         new_edges[key].append(0.0)
-            # per-task class distribution: one thin stacked bar per task under the box
-            for j, cc in enumerate(node["class_counts"][:self.max_bar_tasks]):
-                total = float(np.sum(cc))
-                if total <= 0:
-                    continue
-                left, top = -0.4, y - 0.17 - 0.07 * j
-                palette = _label_palette(len(cc))
-                for k, c in enumerate(cc):
-                    if c <= 0:
-                        continue
-                    right = left + 0.8 * c / total
-                    self._bar_node.append(node_id)
-                    self._bar_dx.append((left, right))
-                    new_bars["left"].append(0.0)
-                    new_bars["right"].append(0.0)
-                    new_bars["top"].append(top)
-                    new_bars["bottom"].append(top - 0.055)
-                    new_bars["color"].append(palette[k])
-                    left = right
-            for k, leaf in enumerate(node["early_leaves"]):
-                j = leaf["task"]
-                self._leaf_node.append(node_id)
-                self._leaf_dx.append(-0.42 + 0.3 * (k % 3))
-                new_leaves["x"].append(0.0)
-                new_leaves["y"].append(y + 0.27 + 0.12 * (k // 3))
-                new_leaves["color"].append(self.colors[j])
-                new_leaves["text"].append(str(leaf["label"]))
-                new_leaves["task"].append(self.task_names[j])
+            self._add_bars(node, new_bars)
+        self._mark_cut(n_total is not None and n_total > len(nodes), patches)
         if highlight != self._highlight:
             for node_id, fill in ((self._highlight, "white"), (highlight, "#fff3c4")):
                 if node_id in self._processed:
@@ -238,43 +360,142 @@ class TreeDiagram:
         patches = {c: p for c, p in patches.items() if p}
         if patches:
             self.nodes.patch(patches)
-        self._place(position, nodes)
+        self._place()
+        if n_total is not None and n_total > len(nodes):
+            self.note.text = (f"Cut: the first {len(nodes)} of {n_total} nodes are drawn; "
+                              "boxes reading 'not drawn' continue beyond the drawing.")
+        self.note.visible = bool(n_total is not None and n_total > len(nodes))
         if title is not None:
             self.figure.title.text = title
 
-    def _place(self, position: dict[int, tuple[float, float]], nodes: Sequence[dict]) -> None:
-        """Replace the position columns (numbers only) after the layout moved."""
-        ids = self.nodes.data["node"]
-        if not len(ids):
+    def _add_bars(self, node: dict, new_bars: dict) -> None:
+        """Per task (the first ``max_bar_tasks``), a thin stacked bar of its class counts."""
+        for j, cc in enumerate(node["class_counts"][:self.max_bar_tasks]):
+            total = float(np.sum(cc))
+            if total <= 0:
+                continue
+            start = 0.0
+            for k, c in enumerate(cc):
+                if c <= 0:
+                    continue
+                stop = start + c / total
+                self._bar_node.append(node["node"])
+                self._bar_geometry.append((j, start, stop))
+                for key in ("left", "right", "top", "bottom"):
+                    new_bars[key].append(0.0)
+                new_bars["color"].append(self.class_color[self.classes[j][k]])
+                new_bars["node"].append(node["node"])
+                start = stop
+
+    def _add_leaves(self, node: dict, new_leaves: dict) -> None:
+        """The node's early leaves: squares in their task's colour holding the label."""
+        leaves = sorted(node["early_leaves"], key=lambda leaf: leaf["task"])
+        if len(leaves) > self.max_leaf_items:
+            more = len(leaves) - self.max_leaf_items + 1
+            leaves = leaves[:self.max_leaf_items - 1] + [{"more": more}]
+        items = []
+        for leaf in leaves:
+            if "more" in leaf:
+                items.append(("#ffffff", f"+{leaf['more']}", f"{leaf['more']} more tasks",
+                              "", ""))
+                continue
+            j, label = leaf["task"], leaf["label"]
+            items.append((self.colors[j], shorten(label, 3), self.task_names[j], str(label),
+                          str(leaf.get("reason", ""))))
+        if not items:
             return
-        x = np.array([position[i][0] for i in ids], dtype=float)
-        x_of = dict(zip(ids, x.tolist(), strict=True))
-        y_of = {i: position[i][1] for i in ids}
-        parent_of = {}
-        for node in nodes:
-            if node["feature"] is not None:
-                parent_of[node["left"]] = parent_of[node["right"]] = node["node"]
-        self.nodes.data.update(x=x, y=np.array([y_of[i] for i in ids], dtype=float))
+        item_w = max(self.item_px, *(text_width(t, self.item_font_px) + 5 for _, t, *_ in items))
+        self._grid[node["node"]] = (len(items), item_w)
+        for slot, (color, text, task, label, reason) in enumerate(items):
+            self._leaf_node.append(node["node"])
+            self._leaf_slot.append(slot)
+            row = dict(x=0.0, y=0.0, w=item_w, color=color, ink=_ink(color), text=text,
+                       task=task, label=label, reason=reason)
+            for key, value in row.items():
+                new_leaves[key].append(value)
+
+    def _mark_cut(self, cut: bool, patches: dict) -> None:
+        """Children of drawn nodes that the cut leaves out read "not drawn" (and back)."""
+        if cut == self._cut:
+            return
+        self._cut = cut
+        text, fill = ("not drawn", "#f6f6f6") if cut else ("pending", "#eeeeee")
+        for row, node_id in enumerate(self._row_ids):
+            if node_id not in self._processed:
+                patches["text"].append((row, text))
+                patches["fill"].append((row, fill))
+                self._kind[row] = "cut" if cut else "pending"
+                self._box[row] = self._box_size(self._kind[row], text, node_id)
+
+    def _place(self) -> None:
+        """Lay the tree out (screen pixels) and replace the geometry columns (numbers only)."""
+        ids = self._row_ids
+        if not ids:
+            self._frame(0.0, 0.0, 0.0)
+            return
+        extent = {node_id: (-box[0] / 2, box[0] / 2)
+                  for node_id, box in zip(ids, self._box, strict=True)}
+        x_of = tidy_x(self._children, extent, gap=self.node_gap, root=ids[0])
+        lo = min(x_of[i] + extent[i][0] for i in ids)
+        hi = max(x_of[i] + extent[i][1] for i in ids)
+        level = self.level_px
+        top = {i: -self.margin - level * self._depth[i] for i in ids}
+        w = np.array([b[0] for b in self._box])
+        h = np.array([b[1] for b in self._box])
+        x = np.array([x_of[i] for i in ids])
+        box_top = np.array([top[i] for i in ids])
+        lines = np.array([t.count("\n") + 1 for t in self.nodes.data["text"]])
+        self.nodes.data.update(x=x, y=box_top - h / 2, w=w, h=h,
+                               ty=box_top - (lines * self.line_px + self.pad) / 2)
+        row_of = self._row
         if self._edge_child:
-            parents = [parent_of[c] for c in self._edge_child]
-            self.edges.data.update(
-                x0=np.array([x_of[p] for p in parents]),
-                y0=np.array([y_of[p] - 0.16 for p in parents]),
-                x1=np.array([x_of[c] for c in self._edge_child]),
-                y1=np.array([y_of[c] + 0.16 for c in self._edge_child]))
+            parents, kids = [], self._edge_child
+            parent_of = {c: p for p, pair in self._children.items() for c in pair}
+            parents = [row_of[parent_of[c]] for c in kids]
+            kid_rows = [row_of[c] for c in kids]
+            bottom = box_top - h - 2 - self._bars_px()
+            self.edges.data.update(x0=x[parents], y0=bottom[parents], x1=x[kid_rows],
+                                   y1=box_top[kid_rows])
         if self._bar_node:
-            centre = np.array([x_of[n] for n in self._bar_node])
-            dx = np.asarray(self._bar_dx)
-            self.bars.data.update(left=centre + dx[:, 0], right=centre + dx[:, 1])
+            rows = np.array([row_of[n] for n in self._bar_node])
+            geometry = np.asarray(self._bar_geometry, dtype=float)
+            left_edge = x[rows] - w[rows] / 2
+            bar_top = box_top[rows] - h[rows] - 2 - geometry[:, 0] * (self.bar_px + self.bar_gap)
+            self.bars.data.update(left=left_edge + geometry[:, 1] * w[rows],
+                                  right=left_edge + geometry[:, 2] * w[rows],
+                                  top=bar_top, bottom=bar_top - self.bar_px)
         if self._leaf_node:
-            self.leaves.data.update(x=np.array([x_of[n] for n in self._leaf_node])
-                                    + np.asarray(self._leaf_dx))
-        m = min(len(self.task_names), self.max_bar_tasks)
-        xs = x.tolist() or [0.0]
-        ys = list(y_of.values()) or [0.0]
-        self.figure.x_range.start, self.figure.x_range.end = min(xs) - 0.8, max(xs) + 0.8
-        self.figure.y_range.start = min(ys) - 0.2 - 0.07 * m
-        self.figure.y_range.end = 0.7
+            self._place_leaves(x, h, box_top)
+        bottom_y = min(top.values()) - level + self.edge_px
+        self._frame(lo, hi, bottom_y)
+
+    def _place_leaves(self, x: np.ndarray, h: np.ndarray, box_top: np.ndarray) -> None:
+        """Early-leaf squares: centred in a leaf node's box, under a split node's label."""
+        xs, ys = [], []
+        pitch_y = self.item_px + self.item_gap
+        for node_id, slot in zip(self._leaf_node, self._leaf_slot, strict=True):
+            row = self._row[node_id]
+            kind = self._kind[row]
+            cols, _ = self._grid_shape(node_id, kind)
+            item_w = self._grid[node_id][1]
+            grid_w, grid_h = self._grid_size(node_id, kind)
+            grid_top = box_top[row] - h[row] + 4 + grid_h
+            col, line = slot % cols, slot // cols
+            xs.append(x[row] - grid_w / 2 + col * (item_w + self.item_gap) + item_w / 2)
+            ys.append(grid_top - line * pitch_y - self.item_px / 2)
+        self.leaves.data.update(x=np.array(xs), y=np.array(ys))
+
+    def _frame(self, lo: float, hi: float, bottom: float) -> None:
+        """Frame sized to the tree (one data unit = one pixel, 20 px steps, never below the
+        initial size), the tree centred in it."""
+        width = max(self.min_frame[0], 20 * math.ceil((hi - lo + 2 * self.margin) / 20))
+        height = max(self.min_frame[1], 20 * math.ceil((self.margin - bottom) / 20))
+        fig = self.figure
+        fig.frame_width, fig.frame_height = int(width), int(height)
+        start = (lo + hi) / 2 - width / 2
+        for rng, (a, b) in ((fig.x_range, (start, start + width)), (fig.y_range, (-height, 0))):
+            rng.start, rng.end = a, b
+            rng.reset_start, rng.reset_end = a, b
 
 
 def _node_regions(nodes: Sequence[dict], bounds: tuple[float, float, float, float]
@@ -298,7 +519,8 @@ def _node_regions(nodes: Sequence[dict], bounds: tuple[float, float, float, floa
 class PartitionView:
     """Each task's plane partitioned by the (partial) tree, for 2-D data.
 
-    Regions where the task already has a decision leaf are filled with its label's colour;
+    Regions where the task already has a decision leaf are filled with its label's colour
+    (the class colours of the tree diagram, :func:`class_colors`);
     regions still pending (or whose node is not yet processed) are shown lightly with the
     majority label of the nearest processed ancestor. ``max_panels`` figures are made once;
     :meth:`set_data` re-targets them (a data set with fewer tasks hides the rest).
@@ -332,6 +554,7 @@ class PartitionView:
         """Re-target the panels to a 2-D data set (in place: ranges, points, titles)."""
         self.classes = [list(c) for c in classes]
         self.task_names = list(task_names)
+        self.class_color = class_colors(self.classes, len(self.task_names))
         while len(self.figures) < min(len(self.task_names), self.max_panels):
             self._add_panel()
         pad = 0.05 * (X.max(axis=0) - X.min(axis=0) + 1e-9)
@@ -345,10 +568,8 @@ class PartitionView:
                 self.points[j].data = dict(x=[], y=[], color=[])
                 continue
             rows = task == j
-            palette = _label_palette(len(classes[j]))
-            index = {label: k for k, label in enumerate(classes[j])}
             self.points[j].data = dict(x=X[rows, 0].tolist(), y=X[rows, 1].tolist(),
-                                       color=[palette[index[v]] for v in y[rows]])
+                                       color=[self.class_color[v] for v in y[rows]])
             fig.title.text = f"{self.task_names[j]}: partition"
             fig.x_range.start, fig.x_range.end = self.bounds[:2]
             fig.y_range.start, fig.y_range.end = self.bounds[2:]
@@ -366,7 +587,7 @@ class PartitionView:
                 parent_of[n["left"]] = n["node"]
                 parent_of[n["right"]] = n["node"]
         for j, source in enumerate(self.sources[:len(self.task_names)]):
-            palette = _label_palette(len(self.classes[j]))
+            palette = [self.class_color[label] for label in self.classes[j]]
             data = dict(left=[], right=[], bottom=[], top=[], color=[], alpha=[])
             for node_id, (x0, x1, y0, y1) in regions.items():
                 node = by_id.get(node_id)
@@ -407,26 +628,39 @@ class GainBars:
                                             alpha=[0.35] * len(task_names),
                                             line=[0] * len(task_names)))
         fig = figure(x_range=self.task_names, width=width, height=height,
-                     title="Per-task gain of the chosen split (bits)",
+                     title="Per-task gain of the chosen split (bits)", y_range=Range1d(0, 1),
                      tools="save", toolbar_location=None, y_axis_label="IG(Y_j; split)")
         fig.vbar(x="task", top="gain", width=0.7, source=self.source, fill_color="color",
                  fill_alpha="alpha", line_color="black", line_width="line")
-        fig.y_range.start = 0
         fig.add_tools(HoverTool(tooltips=[("task", "@task"), ("gain", "@gain{0.0000}")]))
+        _style(fig)
         fig.title.text_font_size = "11pt"
         self.ig_j_line = Span(location=0, dimension="width", line_dash="dashed",
-                              line_color="#444444")
+                              line_color="#444444", line_width=2, visible=False)
         fig.add_layout(self.ig_j_line)
-        fig.toolbar.logo = None
         self.figure = fig
+        self.set_names(task_names)
+
+    def set_names(self, task_names) -> None:
+        """Re-target to other tasks (axis factors, colours; slanted labels when crowded)."""
+        self.task_names = [str(n) for n in task_names]
+        self.colors = task_colors(len(self.task_names))
+        self.figure.x_range.factors = self.task_names
+        needed = sum(text_width(name, 15) + 12 for name in self.task_names)
+        self.figure.xaxis.major_label_orientation = (
+            0.0 if needed <= 0.85 * self.figure.width else 0.8)
+        self.update(None)
 
     def update(self, node: dict | None) -> None:
-        """Show the gains of ``node`` (a snapshot record); a leaf node clears the bars."""
+        """Show the gains of ``node`` (a snapshot record); a leaf node (or none) clears the
+        bars and the IG_J line."""
         m = len(self.task_names)
         if node is None or node.get("gains") is None:
             self.source.data = dict(task=self.task_names, gain=[0.0] * m, color=self.colors,
                                     alpha=[0.35] * m, line=[0] * m)
-            self.figure.title.text = "Per-task gain (no split at this node)"
+            self.ig_j_line.visible = False
+            self.figure.title.text = ("Per-task gain of the chosen split (bits)" if node is None
+                                      else f"node {node['node']}: a leaf, no split")
             return
         gains = np.nan_to_num(np.asarray(node["gains"]["task"], dtype=float))
         winner = node["deciding_task"]
@@ -435,6 +669,10 @@ class GainBars:
                                 line=[3 if j == winner else 0 for j in range(m)])
         g = node["gains"]
         self.ig_j_line.location = float(g["ig_j"])
+        self.ig_j_line.visible = True
+        # the pooled gain may exceed every task's: the axis shows both
+        self.figure.y_range.end = 1.1 * max(float(gains.max(initial=0.0)), float(g["ig_j"]),
+                                            0.05)
         self.figure.title.text = (f"node {node['node']}: IG_M {g['ig_m']:.2f}, "
                                   f"IG_U {g['ig_u']:.2f}, IG_J {g['ig_j']:.2f} (dashed)")
 
@@ -497,11 +735,8 @@ class TreeDiagramView(LiveView):
         self.figures = [self.diagram.figure]
 
     def set_data(self, dataset) -> None:
-        d = self.diagram
-        d.task_names = [str(n) for n in dataset.task_names]
-        d.classes = [list(c) for c in _task_classes(dataset)]
-        d.feature_names = [str(n) for n in dataset.feature_names]
-        d.colors = task_colors(dataset.n_tasks)
+        self.diagram.set_names(dataset.task_names, _task_classes(dataset),
+                               dataset.feature_names)
         self.clear()
 
     def update(self, snapshot) -> None:
@@ -512,8 +747,8 @@ class TreeDiagramView(LiveView):
         shown = nodes if len(nodes) <= self.max_nodes else nodes[:self.max_nodes]
         title = f"MT-DT ({str(snapshot.info.get('criterion', '')).upper()}): {len(nodes)} nodes"
         if len(nodes) > self.max_nodes:
-            title += f" (the first {self.max_nodes} drawn)"
-        self.diagram.update(shown, highlight=node["node"], title=title)
+            title += f", the first {self.max_nodes} drawn"
+        self.diagram.update(shown, highlight=node["node"], title=title, n_total=len(nodes))
 
     def clear(self) -> None:
         self.diagram.update([], title="MT-DT: click Step to add a node")
@@ -527,11 +762,7 @@ class GainBarsView(LiveView):
         self.figures = [self.bars.figure]
 
     def set_data(self, dataset) -> None:
-        b = self.bars
-        b.task_names = [str(n) for n in dataset.task_names]
-        b.colors = task_colors(dataset.n_tasks)
-        b.figure.x_range.factors = b.task_names
-        self.clear()
+        self.bars.set_names(dataset.task_names)
 
     def update(self, snapshot) -> None:
         if "node" in snapshot.info:
