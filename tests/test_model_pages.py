@@ -279,3 +279,11 @@ def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit()
     assert page.runner.session.state == "done" and page._fitted is not None
     assert truth_view.heatmap.values.any() and "hidden" not in truth_view.heatmap.figure.title.text
     assert "against the truth" in page.summary.object
+
+
+def test_full_speed_is_one_click_away():
+    page = MODEL_PAGES["trees"].build(ExplorerState(dataset_name="local_relatedness"))
+    assert page.runner._speed.value == MODEL_PAGES["trees"].pace
+    page.runner._fast_btn.clicks += 1
+    assert page.runner._speed.value == "unthrottled"
+    assert page.runner.session.steps_per_second is None

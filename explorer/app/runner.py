@@ -558,6 +558,10 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._step_btn.on_click(lambda e: self.step())
         self._pause_btn.on_click(lambda e: self.pause())
         self._reset_btn.on_click(lambda e: self.reset())
+        # "unthrottled" one click away from the teaching pace the page opens with
+        self._fast_btn = pn.widgets.Button(label="Fast", width=60,
+                                           description="Full speed (unthrottled)")
+        self._fast_btn.on_click(lambda e: setattr(self._speed, "value", "unthrottled"))
         self._speed.param.watch(self._set_speed, "value")
         # Only a user's release of the slider (value_throttled) scrubs. The server moves
         # ``value`` on every poll, and during a fast run the browser echoes stale values of
@@ -565,7 +569,8 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._scrub.param.watch(lambda event: self.scrub_to(event.new), "value_throttled")
         self._set_speed()
         self.controls = pn.Column(
-            pn.Row(self._run_btn, self._step_btn, self._pause_btn, self._reset_btn, self._speed),
+            pn.Row(self._run_btn, self._step_btn, self._pause_btn, self._reset_btn,
+                   self._fast_btn, self._speed),
             self._status, self._scrub, self._alert, self.pacer, sizing_mode="stretch_width")
 
     def __panel__(self):
