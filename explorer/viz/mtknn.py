@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from bokeh.models import ColumnDataSource, HoverTool, TapTool
+from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, TapTool
 from bokeh.plotting import figure
 
 from .live import CurveView
@@ -50,7 +50,7 @@ class NeighbourInspector:
     against), with ``vote = w_{t_i, t_l} s(i, l) y_l``; the title gives the decision.
     """
 
-    def __init__(self, *, width: int = 440, height: int = 380):
+    def __init__(self, *, width: int = 540, height: int = 400):
         self.points = ColumnDataSource({"x": [], "y": [], "color": [], "task": []})
         self.train = ColumnDataSource({"x": [], "y": [], "color": []})
         self.links = ColumnDataSource({"x0": [], "y0": [], "x1": [], "y1": [], "width": [],
@@ -64,7 +64,19 @@ class NeighbourInspector:
         fig.scatter("x1", "y1", source=self.links, size=18, fill_alpha=0.0,
                     line_color="color", line_width="width")
         renderer = fig.scatter("x", "y", source=self.points, color="color", size=8,
-                               line_color="black", nonselection_alpha=0.35)
+                               line_color="black", nonselection_alpha=0.35,
+                               legend_field="task")
+        # legends beside the plot: the tasks' colours, and what a link's colour says
+        tasks = fig.legend[0]
+        fig.center = [item for item in fig.center if item is not tasks]
+        fig.add_layout(tasks, "right")
+        tasks.title, tasks.label_text_font_size, tasks.spacing = "task", "10pt", 1
+        votes = [LegendItem(label=label, renderers=[fig.segment(
+                    [0], [0], [0], [0], line_color=color, line_width=4, visible=False)])
+                 for label, color in (("vote for", DIVERGING[-2]),
+                                      ("vote against", DIVERGING[1]))]
+        fig.add_layout(Legend(items=votes, orientation="horizontal",
+                              label_text_font_size="10pt"), "above")
         fig.add_tools(TapTool(renderers=[renderer]),
                       HoverTool(renderers=[renderer], tooltips=[("task", "@task")]))
         style_figure(fig)
