@@ -18,6 +18,13 @@ Then any page of the app is a live Panel viewable in a cell::
     notebook.fit(page)      # run the page's fit to its end now (optional)
     page                    # the page: Run / Step / Reset, sliders, the live views
 
+or the pages' own live views on a fit the notebook ran itself::
+
+    snapshots = list(model.fit_iter(X, y, task))
+    notebook.replay([SnapshotMatrixView("similarity", "Learned similarity"),
+                     TruthMatrixView("task_relation", "True relation"), ObjectiveView()],
+                    data, snapshots)
+
 In a notebook there is no Bokeh server: data are built at once in the cell (see
 :mod:`explorer.app.offload`), ``Step`` advances one snapshot synchronously, and ``Run``
 runs the fit on a worker thread while the kernel's event loop draws its frames.
@@ -28,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["setup", "app_page", "fit"]
+__all__ = ["setup", "app_page", "fit", "page_views", "replay"]
 
 
 def setup(*, holoviews: bool = True) -> None:
@@ -167,10 +174,9 @@ def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, An
     The page's Panel viewable; a model page also has ``state``, ``params`` (its settings),
     ``runner`` (Run / Step / Pause / Reset) and ``views``.
     """
-    from explorer.app.pages import PAGES
     from explorer.app.state import ExplorerState
 
-    pages = {page.slug: page for page in PAGES}
+    pages = _pages()
     if slug not in pages:
         raise ValueError(f"slug must be one of {list(pages)}; got {slug!r}.")
     state = ExplorerState(pages={s: page.params for s, page in pages.items()}, page=slug,
@@ -186,6 +192,31 @@ def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, An
             raise ValueError(f"page {slug!r} has no settings; got {sorted(page_params)}.")
         settings.param.update(**page_params)
     return view
+
+
+def _pages() -> dict:
+    from explorer.app.pages import PAGES
+
+    return {page.slug: page for page in PAGES}
+
+
+def page_views(slug: str) -> list:
+    """New copies of the live views a model page shows: its declaration's views and the
+    objective curve the page kit adds, for :func:`replay` of a fit the notebook ran itself.
+
+    >>> [type(view).__name__ for view in page_views("shared_vs_separate")]
+    ['SnapshotMatrixView', 'TruthMatrixView', 'TruthMatrixView', 'ObjectiveView']
+    """
+    from explorer.viz.live import ObjectiveView
+
+    page = _pages().get(slug)
+    if page is None or not hasattr(page, "views"):
+        models = [s for s, p in _pages().items() if hasattr(p, "views")]
+        raise ValueError(f"slug must be one of the model pages {models}; got {slug!r}.")
+    views = list(page.views())
+    if page.objective:
+        views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
+    return views
 
 
 def fit(view, *, timeout: float = 60.0):
@@ -219,3 +250,45 @@ def fit(view, *, timeout: float = 60.0):
     if session.state == "error":
         raise RuntimeError(f"the fit failed: {session.error}")
     return session.estimator
+
+
+def replay(views, data, snapshots, *, step: int | None = None):
+    """The app's live views (:class:`explorer.viz.live.LiveView`) showing a recorded fit.
+
+    Each view is set to ``data``; an accumulating view (a curve) gets every snapshot up to
+    the one shown, the others the shown one, as the app's pages do when you scrub.
+
+    Parameters
+    ----------
+    views : sequence of LiveView
+    data : MultiTaskDataset
+        The data the fit saw (names, truth, colour limits).
+    snapshots : iterable of Snapshot
+        From ``fit_iter`` (or a page's ``runner.session.record.items()``).
+    step : int, optional
+        The snapshot to show (its ``step``); default the last one.
+
+    Returns
+    -------
+    panel.FlexBox
+        The views' figures, wrapping to the cell's width.
+    """
+    import panel as pn
+
+    snapshots = list(snapshots)
+    if not snapshots:
+        raise ValueError("snapshots must hold at least one Snapshot; got none.")
+    if step is None:
+        shown = snapshots[-1]
+    else:
+        shown = next((s for s in snapshots if s.step == step), None)
+        if shown is None:
+            raise ValueError(f"step must be one of the recorded steps "
+                             f"{snapshots[0].step}..{snapshots[-1].step}; got {step!r}.")
+    for view in views:
+        view.set_data(data)
+        if view.accumulates:
+            view.extend([s for s in snapshots if s.step <= shown.step])
+        else:
+            view.update(shown)
+    return pn.FlexBox(*[pn.pane.Bokeh(figure) for view in views for figure in view.figures])

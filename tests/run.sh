@@ -18,7 +18,7 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/python -m pip install -q -e ".[test,notebook]"   # notebook: JupyterLab, for tests/ui/test_jupyterlab.py
 
 # Solvers are single-threaded by design (see DESIGN.md); BLAS threads only fight each other
 # on a 2-core machine.

@@ -58,6 +58,18 @@ def _number(pattern: str, text: str) -> tuple[float, ...]:
     return tuple(float(g) for g in match.groups())
 
 
+def _check_00(text: str) -> None:
+    right, pairs = _number(r"RegularizedMTL similarity: signs right on (\d+) of (\d+)", text)
+    assert right == pairs, "RegularizedMTL should read every related/negated pair's sign"
+    right, pairs = _number(r"MT-KNN weights \(row / diagonal\): signs right on (\d+) of (\d+)",
+                           text)
+    assert right >= pairs - 2, "MT-KNN should read (almost) every related/negated pair's sign"
+    stl, weak, strong = _number(r"negated task error: single-task ([\d.]+), coupling 0.01 "
+                                r"([\d.]+), coupling 10 ([\d.]+)", text)
+    assert strong > 0.5 > max(stl, weak), "forced sharing should wreck the negated task"
+    assert re.search(r"^\| RegularizedMTL \|", text, flags=re.M), "the comparison table"
+
+
 def _check_01(text: str) -> None:
     stl, shared = _number(r"related tasks, mean error: single-task ([\d.]+), "
                           r"lambda_deviation=0.1 ([\d.]+)",
@@ -102,7 +114,8 @@ def _check_05(text: str) -> None:
     n12, n21 = _number(r"negated +ours .* ratios ([-\d.]+) ([-\d.]+)", text)
     assert (n12, n21) == (-r12, -r21)
     assert "sum of votes equals f(x): True" in text
-CHECKS = {"01": _check_01, "02": _check_02, "03": _check_03, "04": _check_04, "05": _check_05}
+CHECKS = {"00": _check_00, "01": _check_01, "02": _check_02, "03": _check_03, "04": _check_04,
+          "05": _check_05}
 
 
 def _check_06(text: str) -> None:
