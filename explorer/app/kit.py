@@ -170,7 +170,7 @@ class ModelPageView(pn.viewable.Viewer):
         if page.objective:
             self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
         self.errors = BarView(["T0"], ["model", *page.baselines], title="Per-task test error",
-                              y_label="test error", width=480)
+                              y_label="test error", width=560)
         self.summary = pn.pane.Markdown("", sizing_mode="stretch_width",
                                         styles={"font-size": "1.05em"})
         self.note = pn.pane.Alert("", alert_type="info", visible=False,

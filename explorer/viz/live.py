@@ -22,6 +22,7 @@ from bokeh.models import (
     CustomJSHover,
     HoverTool,
     LinearColorMapper,
+    LogTicker,
     Span,
 )
 from bokeh.plotting import figure
@@ -246,6 +247,10 @@ class CurveView:
                                    toolbar_location=None, y_axis_type=y_axis_type,
                                    sizing_mode="fixed")
         fig.line("x", "y", source=self.source, line_width=2)
+        if y_axis_type == "log":
+            # ticks at 1, 2, 3, 5 x 10^k: an objective that moves within one decade (0.3 to
+            # 0.5, say) still gets labelled ticks, not only the one power of ten in view
+            fig.yaxis.ticker = LogTicker(mantissas=[1, 2, 3, 5], desired_num_ticks=6)
         fig.xaxis.axis_label, fig.yaxis.axis_label = x_label, y_label
         fig.add_tools(HoverTool(tooltips=[(x_label, "@x"), (y_label or "value", "@y{0.0000}")]))
         style_figure(fig)
@@ -305,7 +310,10 @@ class BarView:
                     line_color=colors, line_alpha="alpha", source=self.source)
         fig.add_tools(HoverTool(tooltips=[("task", "@x"), ("value", "@value{0.000}")]))
         self._orient_labels()
-        fig.legend.location = "top_left"
+        legend = fig.legend[0]   # beside the bars, never over them
+        fig.center = [item for item in fig.center if item is not legend]
+        fig.add_layout(legend, "right")
+        legend.label_text_font_size, legend.spacing = "10pt", 1
         fig.yaxis.axis_label = y_label
         self.threshold = Span(location=0.0 if threshold is None else float(threshold),
                               dimension="width", line_dash="dashed", line_color="black",
