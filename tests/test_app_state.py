@@ -250,7 +250,7 @@ def test_shell_builds_pages_lazily_and_caches_them():
     assert app.main.objects[1:] == frames and all(frame.visible for frame in frames)
     assert app.main.stylesheets == [hidden_pages_rule("a")]
     assert [f"explorer-page-{slug}" in frame.css_classes
-            for slug, frame in zip("ab", frames)] == [True, True]
+            for slug, frame in zip("ab", frames, strict=True)] == [True, True]
     assert ":not(.explorer-page-a)" in hidden_pages_rule("a")
 
 

@@ -33,8 +33,8 @@ import param
 from explorer.app.components import intro_card
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.runner import FitJob, LiveFitRunner
-from explorer.compare.code import estimator_code, merged_imports
 from explorer.app.widgets import ParamForm
+from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
 

@@ -33,7 +33,6 @@ from ..models import (
     PerTaskEstimator,
     RegularizedMTL,
     RobustMTFL,
-    SingleTaskAdaBoost,
     SingleTaskTree,
 )
 
@@ -42,8 +41,9 @@ __all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods
 
 class CompareSettings(param.Parameterized):
     """What to compare: one switch per method (``Method.key``), the number of trials and the
-    key hyper-parameters the methods share (URL keys ``compare.<name>``). A method of the other data kind is
-    ignored; with no method of the data's kind chosen, that kind's defaults are used."""
+    key hyper-parameters the methods share (URL keys ``compare.<name>``). A method of the
+    other data kind is ignored; with no method of the data's kind chosen, that kind's
+    defaults are used."""
 
     # classification
     single_logistic = param.Boolean(True, label="Single-task logistic regression",

@@ -91,7 +91,7 @@ class StackedTasks:
         self._finish(int(task.size))
 
     @classmethod
-    def shared(cls, X, Y, *, normalize=True, center=True) -> "StackedTasks":
+    def shared(cls, X, Y, *, normalize=True, center=True) -> StackedTasks:
         """All tasks on one design (the MultiTaskLasso setting), without stacking it.
 
         Parameters
