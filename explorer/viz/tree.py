@@ -19,11 +19,19 @@ them in place (``source.data = ...``), as the live-view pattern of DESIGN.md ask
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
-from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Range1d, Span, Title
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJS,
+    HoverTool,
+    Legend,
+    LegendItem,
+    Range1d,
+    Span,
+    Title,
+)
 from bokeh.plotting import figure
 
 from .live import LiveView
@@ -46,7 +54,7 @@ def class_colors(classes: Sequence[Sequence], n_tasks: int) -> dict:
 
 
 def _short_number(value: float) -> str:
-    """3 significant digits, 2 when that is shorter than 6 characters (full value on hover).
+    """3 significant digits, or 2 past 5 characters (the hover gives the full value).
 
     >>> _short_number(1.96), _short_number(-0.0479), _short_number(0.21875)
     ('1.96', '-0.048', '0.219')
@@ -70,14 +78,16 @@ class TreeDiagram:
     adding a split moves the layout) is replaced. A record list that is not an extension
     of the one drawn (a new fit, a scrub back) is drawn afresh.
 
-    Geometry is in screen pixels: the frame is sized to the tree (``frame_width`` /
-    ``frame_height``, never below the figure's initial size) and one data unit is one pixel,
-    so every box is as wide as its label (:func:`~explorer.viz.tree_layout.text_width`) and
+    Geometry is in screen pixels at scale 1: every box is as wide as its label
+    (:func:`~explorer.viz.tree_layout.text_width`) and
     the early-leaf squares it holds (a split node: one row under its label, for the tasks
     that stop there; a leaf node: nothing else, in at most two rows), and the tidy layout
     (:func:`~explorer.viz.tree_layout.tidy_x`) keeps the boxes of one depth apart. Labels
     are short on screen (feature names past ``max_feature_chars``, 2 significant digits,
-    leaf labels past 3 characters); the hover tooltips give them in full.
+    leaf labels past 3 characters); the hover tooltips give them in full. The figure
+    stretches to its column's width and the browser draws positions and fonts at one scale
+    that fits the tree to it (:data:`_FIT_JS`, from ``extent``, the tree's size at scale 1),
+    so what fits at scale 1 fits on every screen.
 
     Per-task detail is capped for readability and frame size: class bars for the first
     ``max_bar_tasks`` tasks, hover text for the first ``max_hover_tasks``, at most
@@ -104,8 +114,17 @@ class TreeDiagram:
     _TEXT_COLUMNS = ("text", "full", "fill", "line", "width", "counts", "gains")
     _LEAF_COLUMNS = ("x", "y", "w", "color", "ink", "text", "task", "label", "reason")
 
+    #: Scales the browser may draw at (see :data:`_FIT_JS`): never below ``min_scale``
+    #: (9.75 px labels; a wider tree is panned), never above ``max_scale`` or taller than
+    #: ``max_frame_height`` pixels.
+    min_scale, max_scale, max_frame_height = 0.75, 1.25, 640
+
     def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
         self.min_frame = (width - 20, height - 120)
+        self.natural_size = (0.0, 0.0)
+        # the tree's extent at scale 1 (pixels): the browser fits it to the frame
+        self.extent = ColumnDataSource(dict(lo=[0.0], hi=[float(self.min_frame[0])],
+                                            height=[float(self.min_frame[1])]))
         self.edges = ColumnDataSource(dict(x0=[], y0=[], x1=[], y1=[]))
         self.nodes = ColumnDataSource({c: [] for c in self._NODE_COLUMNS},
                                       name="mtdt_tree_nodes")
@@ -115,22 +134,22 @@ class TreeDiagram:
         self.task_swatches = ColumnDataSource(dict(x=[], y=[], color=[]))
         self.class_swatches = ColumnDataSource(dict(x=[], y=[], color=[]))
         fig = figure(title="MT-DT: click Step to add a node", tools="pan,wheel_zoom,reset,save",
-                     toolbar_location="right", frame_width=self.min_frame[0],
-                     frame_height=self.min_frame[1], min_border=4,
+                     toolbar_location="right", sizing_mode="stretch_width",
+                     min_width=min(width, 400), frame_height=self.min_frame[1], min_border=4,
                      x_range=Range1d(0, self.min_frame[0]),
                      y_range=Range1d(-self.min_frame[1], 0))
         fig.segment("x0", "y0", "x1", "y1", source=self.edges, line_color="#999999",
                     line_width=1.5)
         box = fig.rect("x", "y", width="w", height="h", source=self.nodes,
                        fill_color="fill", line_color="line", line_width="width")
-        fig.text("x", "ty", text="text", source=self.nodes, text_align="center",
+        node_text = fig.text("x", "ty", text="text", source=self.nodes, text_align="center",
                  text_baseline="middle", text_font_size=f"{self.font_px}px",
                  text_line_height=self.line_px / self.font_px)
         fig.quad("left", "right", "top", "bottom", source=self.bars, fill_color="color",
                  line_color=None)
         squares = fig.rect("x", "y", width="w", height=self.item_px, source=self.leaves,
                            fill_color="color", line_color="#222222", line_width=0.5)
-        fig.text("x", "y", text="text", source=self.leaves, text_color="ink",
+        leaf_text = fig.text("x", "y", text="text", source=self.leaves, text_color="ink",
                  text_align="center", text_baseline="middle", text_font_style="bold",
                  text_font_size=f"{self.item_font_px}px")
         fig.add_tools(HoverTool(renderers=[box], tooltips=[
@@ -156,6 +175,19 @@ class TreeDiagram:
         self._swatch_glyphs = (task_glyph, class_glyph, name_glyph)
         self.note = Title(text="", visible=False, text_color="#b22222", text_font_size="12px",
                           text_font_style="bold")
+        self.pan_note = Title(text="Wider than the page: drag the drawing sideways for the "
+                              "rest (or hide the sidebar).", visible=False,
+                              text_color="#555555", text_font_size="12px",
+                              text_font_style="italic")
+        fig.add_layout(self.pan_note, "above")
+        fit = CustomJS(code=_FIT_JS, args=dict(
+            fig=fig, extent=self.extent, node_text=node_text.glyph, leaf_text=leaf_text.glyph,
+            pan_note=self.pan_note, fonts=[self.font_px, self.item_font_px],
+            limits=[self.min_scale, self.max_scale, self.max_frame_height,
+                    self.min_frame[1]]))
+        self.extent.js_on_change("data", fit)
+        # a hidden glyph puts the extent in the figure's document (else it never syncs)
+        fig.scatter("lo", "height", source=self.extent, visible=False)
         fig.add_layout(self.class_legend, "above")
         fig.add_layout(self.task_legend, "above")
         fig.add_layout(self.note, "above")
@@ -486,16 +518,39 @@ class TreeDiagram:
         self.leaves.data.update(x=np.array(xs), y=np.array(ys))
 
     def _frame(self, lo: float, hi: float, bottom: float) -> None:
-        """Frame sized to the tree (one data unit = one pixel, 20 px steps, never below the
-        initial size), the tree centred in it."""
-        width = max(self.min_frame[0], 20 * math.ceil((hi - lo + 2 * self.margin) / 20))
-        height = max(self.min_frame[1], 20 * math.ceil((self.margin - bottom) / 20))
-        fig = self.figure
-        fig.frame_width, fig.frame_height = int(width), int(height)
-        start = (lo + hi) / 2 - width / 2
-        for rng, (a, b) in ((fig.x_range, (start, start + width)), (fig.y_range, (-height, 0))):
-            rng.start, rng.end = a, b
-            rng.reset_start, rng.reset_end = a, b
+        """Send the tree's extent at scale 1; the browser fits it to the frame (_FIT_JS)."""
+        lo, hi = lo - self.margin, hi + self.margin
+        height = self.margin - bottom
+        self.natural_size = (hi - lo, height)
+        self.extent.data = dict(lo=[lo], hi=[hi], height=[height])
+
+
+#: Fits the drawing to the frame in the browser, where the frame's width is known (the
+#: figure stretches to its column: ~620 px at 1366 x 768 beside the settings, ~1200 at
+#: 1920): one scale for positions and fonts alike, so every label stays inside its box.
+#: The scale fills the width, up to ``max_scale`` and ``max_frame_height``; below
+#: ``min_scale`` the drawing keeps that scale and shows its left part (pan for the rest).
+#: Runs when a frame brings a new extent (the layout's width is read then).
+_FIT_JS = """
+const width = fig.inner_width
+if (!(width > 0)) return
+const [lo, hi, height] = [extent.data.lo[0], extent.data.hi[0], extent.data.height[0]]
+const [min_scale, max_scale, max_height, min_height] = limits
+let scale = Math.min(max_scale, width / (hi - lo), max_height / height)
+const panned = scale < min_scale
+scale = Math.max(scale, min_scale)
+const span = width / scale
+const start = panned ? lo : (lo + hi - span) / 2
+const frame_height = Math.round(Math.max(min_height, height * scale))
+fig.x_range.setv({start: start, end: start + span, reset_start: start,
+                  reset_end: start + span})
+fig.y_range.setv({start: -frame_height / scale, end: 0, reset_start: -frame_height / scale,
+                  reset_end: 0})
+if (fig.frame_height != frame_height) fig.frame_height = frame_height
+node_text.text_font_size = {value: `${(fonts[0] * scale).toFixed(2)}px`}
+leaf_text.text_font_size = {value: `${(fonts[1] * scale).toFixed(2)}px`}
+pan_note.visible = panned
+"""
 
 
 def _node_regions(nodes: Sequence[dict], bounds: tuple[float, float, float, float]
