@@ -463,18 +463,19 @@ class TreeDiagram:
         """Lay the tree out (screen pixels) and replace the geometry columns (numbers only)."""
         ids = self._row_ids
         if not ids:
-            self._frame(0.0, 0.0, 0.0)
+            self._frame(2.0 * self.margin, -self.margin)
             return
         extent = {node_id: (-box[0] / 2, box[0] / 2)
                   for node_id, box in zip(ids, self._box, strict=True)}
         x_of = tidy_x(self._children, extent, gap=self.node_gap, root=ids[0])
-        lo = min(x_of[i] + extent[i][0] for i in ids)
-        hi = max(x_of[i] + extent[i][1] for i in ids)
+        # x from the drawing's left edge (the margin), y down from its top
+        lo = min(x_of[i] + extent[i][0] for i in ids) - self.margin
+        hi = max(x_of[i] + extent[i][1] for i in ids) - lo + self.margin
         level = self.level_px
         top = {i: -self.margin - level * self._depth[i] for i in ids}
         w = np.array([b[0] for b in self._box])
         h = np.array([b[1] for b in self._box])
-        x = np.array([x_of[i] for i in ids])
+        x = np.array([x_of[i] for i in ids]) - lo
         box_top = np.array([top[i] for i in ids])
         lines = np.array([t.count("\n") + 1 for t in self.nodes.data["text"]])
         self.nodes.data.update(x=x, y=box_top - h / 2, w=w, h=h,
@@ -499,7 +500,7 @@ class TreeDiagram:
         if self._leaf_node:
             self._place_leaves(x, h, box_top)
         bottom_y = min(top.values()) - level + self.edge_px
-        self._frame(lo, hi, bottom_y)
+        self._frame(hi, bottom_y)
 
     def _place_leaves(self, x: np.ndarray, h: np.ndarray, box_top: np.ndarray) -> None:
         """Early-leaf squares: centred in a leaf node's box, under a split node's label."""
@@ -517,12 +518,11 @@ class TreeDiagram:
             ys.append(grid_top - line * pitch_y - self.item_px / 2)
         self.leaves.data.update(x=np.array(xs), y=np.array(ys))
 
-    def _frame(self, lo: float, hi: float, bottom: float) -> None:
+    def _frame(self, width: float, bottom: float) -> None:
         """Send the tree's extent at scale 1; the browser fits it to the frame (_FIT_JS)."""
-        lo, hi = lo - self.margin, hi + self.margin
         height = self.margin - bottom
-        self.natural_size = (hi - lo, height)
-        self.extent.data = dict(lo=[lo], hi=[hi], height=[height])
+        self.natural_size = (width, height)
+        self.extent.data = dict(lo=[0.0], hi=[width], height=[height])
 
 
 #: Fits the drawing to the frame in the browser, where the frame's width is known (the
