@@ -174,7 +174,8 @@ def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, An
     The page's Panel viewable; a model page also has ``state``, ``params`` (its settings),
     ``runner`` (Run / Step / Pause / Reset) and ``views``.
     """
-    from explorer.app.state import ExplorerState
+    from explorer.app.state import ExplorerState, page_query_key
+    from explorer.parameters import encode_value, parse_values
 
     pages = _pages()
     if slug not in pages:
@@ -185,13 +186,18 @@ def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, An
                           train_fraction=train_fraction)
     if state.error:
         raise ValueError(state.error)
-    view = pages[slug].build(state)
     if page_params:
-        settings = getattr(view, "params", None)
-        if settings is None:
+        declaration = pages[slug].params
+        if declaration is None:
             raise ValueError(f"page {slug!r} has no settings; got {sorted(page_params)}.")
-        settings.param.update(**page_params)
-    return view
+        # As a link's values: checked by the page's declaration, and in place before the
+        # page builds its widgets, so the sliders show them.
+        values = parse_values(declaration, page_params)
+        problems = state.from_query({page_query_key(slug, name): encode_value(
+            declaration.param[name], value) for name, value in values.items()})
+        if problems:
+            raise ValueError("; ".join(problems))
+    return pages[slug].build(state)
 
 
 def _pages() -> dict:
