@@ -105,6 +105,8 @@ class TreeDiagram:
     max_leaf_items = 8
     max_feature_chars = 10
     max_legend_items = 10
+    #: Legend rows wrap to this width (the figure's column at 1366 x 768), font in px.
+    legend_width, legend_font_px = 620, 13
     #: Sizes in screen pixels.
     font_px, item_font_px, line_px, pad = 13, 11, 15, 5
     item_px, item_gap = 15, 2
@@ -168,7 +170,8 @@ class TreeDiagram:
                               line_alpha=0)
         self.task_legend, self.class_legend = (
             Legend(items=[], orientation="horizontal", location="left",
-                   label_text_font_size="12px", glyph_width=14, glyph_height=14,
+                   label_text_font_size=f"{self.legend_font_px}px", glyph_width=14,
+                   glyph_height=14,
                    spacing=10, padding=2, margin=1, border_line_alpha=0,
                    background_fill_alpha=0)
             for _ in range(2))
@@ -207,12 +210,13 @@ class TreeDiagram:
         self.colors = task_colors(m)
         self.class_color = class_colors(self.classes, m)
         cap = self.max_legend_items
-        shown_tasks = self.task_names[:cap if m <= cap else cap - 1]
+        # the task palette has 8 colours: past them the legend says that they repeat
+        shown_tasks = self.task_names[:8]
         task_swatch = [self.colors[j] for j in range(len(shown_tasks))]
         task_labels = list(shown_tasks)
         if m > len(shown_tasks):
             task_swatch.append("#ffffff")
-            task_labels.append(f"+{m - len(shown_tasks)} more (colours repeat)")
+            task_labels.append(f"+{m - len(shown_tasks)} more")
         labels = list(self.class_color)
         shown_labels = labels[:cap if len(labels) <= cap else cap - 1]
         class_swatch = [self.class_color[label] for label in shown_labels]
@@ -224,13 +228,21 @@ class TreeDiagram:
                 (self.task_swatches, self.task_legend, self._swatch_glyphs[0], task_swatch,
                  "Tasks:", task_labels),
                 (self.class_swatches, self.class_legend, self._swatch_glyphs[1],
-                 class_swatch, "Classes (bars, a row per task):", class_labels)):
+                 class_swatch, "Classes (bars):", class_labels)):
             source.data = dict(x=[np.nan] * len(colours), y=[np.nan] * len(colours),
                                color=colours)
             legend.items = [LegendItem(label=title, renderers=[self._swatch_glyphs[2]]),
                             *(LegendItem(label=name, renderers=[glyph], index=k)
                               for k, name in enumerate(names))]
+            legend.ncols = self._legend_columns([title, *names])
         self._forget()
+
+    def _legend_columns(self, labels: Sequence[str]) -> int:
+        """The most items a legend row holds within ``legend_width`` (a Legend's cells are
+        as wide as its widest item: swatch, gap, label, spacing)."""
+        # ~0.47 em a character (Liberation Sans: 0.44 for names like "T0 0 vs rest")
+        cell = max(0.47 * self.legend_font_px * len(label) for label in labels) + 30
+        return max(1, min(len(labels), int(self.legend_width // cell)))
 
     def _forget(self) -> None:
         """Empty the sources and what is known about the drawn tree."""
