@@ -542,26 +542,39 @@ class TreeDiagram:
 #: 1920): one scale for positions and fonts alike, so every label stays inside its box.
 #: The scale fills the width, up to ``max_scale`` and ``max_frame_height``; below
 #: ``min_scale`` the drawing keeps that scale and shows its left part (pan for the rest).
-#: Runs when a frame brings a new extent (the layout's width is read then).
+#: Runs when a frame brings a new extent, and when the figure's width changes (a resized
+#: window, the sidebar hidden or shown: a ResizeObserver on the figure, made once).
 _FIT_JS = """
-const width = fig.inner_width
-if (!(width > 0)) return
-const [lo, hi, height] = [extent.data.lo[0], extent.data.hi[0], extent.data.height[0]]
-const [min_scale, max_scale, max_height, min_height] = limits
-let scale = Math.min(max_scale, width / (hi - lo), max_height / height)
-const panned = scale < min_scale
-scale = Math.max(scale, min_scale)
-const span = width / scale
-const start = panned ? lo : (lo + hi - span) / 2
-const frame_height = Math.round(Math.max(min_height, height * scale))
-fig.x_range.setv({start: start, end: start + span, reset_start: start,
-                  reset_end: start + span})
-fig.y_range.setv({start: -frame_height / scale, end: 0, reset_start: -frame_height / scale,
-                  reset_end: 0})
-if (fig.frame_height != frame_height) fig.frame_height = frame_height
-node_text.text_font_size = {value: `${(fonts[0] * scale).toFixed(2)}px`}
-leaf_text.text_font_size = {value: `${(fonts[1] * scale).toFixed(2)}px`}
-pan_note.visible = panned
+function fit() {
+  const width = fig.inner_width
+  if (!(width > 0)) return
+  const [lo, hi, height] = [extent.data.lo[0], extent.data.hi[0], extent.data.height[0]]
+  const [min_scale, max_scale, max_height, min_height] = limits
+  let scale = Math.min(max_scale, width / (hi - lo), max_height / height)
+  const panned = scale < min_scale
+  scale = Math.max(scale, min_scale)
+  const span = width / scale
+  const start = panned ? lo : (lo + hi - span) / 2
+  const frame_height = Math.round(Math.max(min_height, height * scale))
+  fig.x_range.setv({start: start, end: start + span, reset_start: start,
+                    reset_end: start + span})
+  fig.y_range.setv({start: -frame_height / scale, end: 0,
+                    reset_start: -frame_height / scale, reset_end: 0})
+  if (fig.frame_height != frame_height) fig.frame_height = frame_height
+  node_text.text_font_size = {value: `${(fonts[0] * scale).toFixed(2)}px`}
+  leaf_text.text_font_size = {value: `${(fonts[1] * scale).toFixed(2)}px`}
+  pan_note.visible = panned
+}
+fit()
+const view = typeof Bokeh === "undefined" ? null : Bokeh.index.find_one(fig)
+if (view != null && view._fit_observer == null && typeof ResizeObserver !== "undefined") {
+  let fitted_width = fig.inner_width
+  view._fit_observer = new ResizeObserver(() => setTimeout(() => {
+    // after Bokeh's own layout of the new size; a new height alone needs no refit
+    if (fig.inner_width != fitted_width) { fitted_width = fig.inner_width; fit() }
+  }, 50))
+  view._fit_observer.observe(view.el)
+}
 """
 
 
