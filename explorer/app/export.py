@@ -83,13 +83,17 @@ class PageTools(pn.viewable.Viewer):
         The page's figures, in order.
     results : callable () -> str or None, optional
         The page's results as CSV text (None: nothing to download yet); without it there is
-        no CSV button.
+        no CSV button. Called only when the user downloads.
+    has_results : callable () -> bool, optional
+        Whether there is something to download (cheap: it is asked on every data change).
     """
 
     def __init__(self, slug: str, code: Callable[[], str], figures: Callable[[], list],
-                 results: Callable[[], str | None] | None = None, **params):
+                 results: Callable[[], str | None] | None = None,
+                 has_results: Callable[[], bool] | None = None, **params):
         super().__init__(**params)
         self._code, self._figures, self._results = code, figures, results
+        self._has_results = has_results or (lambda: False)
         self.code_toggle = pn.widgets.Toggle(label="Show code", width=110)
         self.code = pn.pane.HTML("", visible=False, sizing_mode="stretch_width",
                                  styles={"font-size": "13px"})
@@ -119,7 +123,7 @@ class PageTools(pn.viewable.Viewer):
         if self.code_toggle.value:
             self.code.object = f"<pre><code>{html.escape(self.code_text())}</code></pre>"
         if self.results_button is not None:
-            self.results_button.disabled = self._results() is None
+            self.results_button.disabled = not self._has_results()
 
     def _toggle_code(self, event) -> None:
         self.code.visible = bool(event.new)

@@ -185,7 +185,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self._errors_shown: dict[str, np.ndarray] | None = None
-        self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv)
+        self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
+                               has_results=lambda: self._errors_shown is not None)
         # The figures flow in the column of the Run controls, beside the settings: the
         # controls and the main live view fit a 1366 x 768 projector without scrolling.
         self._layout = pn.Column(

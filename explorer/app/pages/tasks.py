@@ -76,7 +76,8 @@ class TasksPage(pn.viewable.Viewer):
         self._truth_box = pn.FlexBox(sizing_mode="stretch_width")
         self._no_truth = pn.pane.Markdown(
             "This dataset has no ground truth (real or uploaded data).", visible=False)
-        self.tools = PageTools("tasks", self.code, self._figures, self._data_csv)
+        self.tools = PageTools("tasks", self.code, self._figures, self._data_csv,
+                               has_results=lambda: self._state.dataset is not None)
         self._layout = pn.Column(
             intro_card(INTRO),
             self.tools, self._scatter_note, self._scatter_box,
