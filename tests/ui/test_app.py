@@ -172,8 +172,37 @@ def test_trees_page_grows_node_by_node(app_url, page):
     page.get_by_role("button", name="▶ Run").click()
     page.get_by_text("Mean test error").first.wait_for(timeout=30_000)
     assert "single-task" in page.get_by_text("Mean test error").first.inner_text()
+    # the browser fits the tree to its column at one scale for boxes and labels: the whole
+    # tree in the frame, labels at 13 px times that scale, legends for tasks and classes
+    page.wait_for_function(TREE_FIT_JS + "() !== null")
+    fit = page.evaluate(TREE_FIT_JS + "()")
+    scale = fit["width"] / fit["span"]
+    assert 0.75 <= scale <= 1.25 and fit["font"] == pytest.approx(13 * scale, abs=0.02)
+    assert fit["start"] <= fit["lo"] and fit["hi"] <= fit["start"] + fit["span"]
+    assert fit["frame_height"] >= fit["height"] * scale - 1
+    assert fit["legends"] == [["Tasks:", *TASKS_2], ["Classes (bars):", "0", "1", "2", "3"]]
     page.get_by_role("button", name="Reset").click()
     page.get_by_text("Ready.").first.wait_for()
+
+
+TASKS_2 = ["T0 4 classes", "T1 2 classes"]
+TREE_FIT_JS = """(() => {
+  for (const view of Bokeh.index.all_views()) {
+    const fig = view.model
+    if (!fig.title?.text?.startsWith?.("MT-DT (")) continue
+    const glyphs = fig.renderers.map((r) => r.glyph)
+    const text = glyphs.find((g) => g.type == "Text" && g.y.field == "ty")
+    const extent = fig.renderers.find((r) => r.data_source?.data?.lo != null).data_source
+    if (fig.inner_width == null || text.text_font_size.value == "13px") return null
+    return {width: fig.inner_width, span: fig.x_range.end - fig.x_range.start,
+            start: fig.x_range.start, lo: extent.data.lo[0], hi: extent.data.hi[0],
+            height: extent.data.height[0], frame_height: fig.frame_height,
+            font: parseFloat(text.text_font_size.value),
+            legends: fig.above.filter((a) => a.type == "Legend").map(
+              (l) => l.items.map((i) => i.label.value)).reverse()}
+  }
+  return null
+})"""
 
 
 def test_shared_vs_separate_runs_live_and_compares(app_url, page):
