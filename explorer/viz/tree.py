@@ -252,14 +252,15 @@ class TreeDiagram:
         self._row_ids: list[int] = []        # row -> node id
         self._kind: list[str] = []           # per row: "split", "leaf", "pending", "cut"
         self._box: list[tuple[float, float]] = []   # per row: box (width, height)
+        self._lines: list[int] = []          # per row: lines of its label
         self._depth: dict[int, int] = {}
         self._children: dict[int, tuple[int, int]] = {}
         self._grid: dict[int, tuple[int, float]] = {}  # node id -> (squares, square width)
         self._edge_child: list[int] = []     # per edge row: the child's node id
-        self._bar_node: list[int] = []       # per bar row: its node id
-        self._bar_geometry: list[tuple[int, float, float]] = []  # (task row, from, to)
-        self._leaf_node: list[int] = []      # per early-leaf row: its node id and slot
-        self._leaf_slot: list[int] = []
+        self._bar_node: list[int] = []       # per bar row: its node id, and where it is
+        self._bar_span: list[tuple[float, float]] = []   # across the box (fractions)
+        self._leaf_node: list[int] = []      # per early-leaf row: its node id
+        self._leaf_dx: list[float] = []      # and its x from the node's x
         self._highlight: int | None = None
         self._cut = False
         self.edges.data = dict(x0=[], y0=[], x1=[], y1=[])
@@ -343,6 +344,9 @@ class TreeDiagram:
 
         ``n_total``: how many nodes the tree has when ``nodes`` is only its first part (the
         drawing then says it is cut, and children beyond it read "not drawn").
+
+        A node's box, bars, squares and edges get their heights when they appear (a depth
+        has a fixed height); each frame then replaces only the x columns of the new layout.
         """
         if not self._extends_drawn(nodes):
             self._forget()
@@ -350,48 +354,69 @@ class TreeDiagram:
         new_edges = dict(x0=[], y0=[], x1=[], y1=[])
         new_bars = dict(left=[], right=[], top=[], bottom=[], color=[], node=[])
         new_leaves = {c: [] for c in self._LEAF_COLUMNS}
-        patches: dict[str, list] = {c: [] for c in self._TEXT_COLUMNS}
+        patches: dict[str, list] = {c: [] for c in (*self._TEXT_COLUMNS, *self._SHAPE)}
 
         def add_row(node_id: int, kind: str, columns: dict) -> None:
-            self._row[node_id] = len(self._row_ids)
+            self._row[node_id] = row = len(self._row_ids)
             self._row_ids.append(node_id)
             self._kind.append(kind)
             self._box.append(self._box_size(kind, columns["text"], node_id))
+            self._lines.append(columns["text"].count("\n") + 1)
             new_rows["node"].append(node_id)
-            for c in ("x", "y", "w", "h", "ty"):
-                new_rows[c].append(0.0)
+            new_rows["x"].append(0.0)
+            for c, value in self._shape(row).items():
+                new_rows[c].append(value)
             for c in self._TEXT_COLUMNS:
                 new_rows[c].append(columns[c])
+
+        def reshape_row(row: int, kind: str, text: str) -> None:
+            self._kind[row] = kind
+            self._box[row] = self._box_size(kind, text, self._row_ids[row])
+            self._lines[row] = text.count("\n") + 1
+            for c, value in self._shape(row).items():
+                patches[c].append((row, value))
 
         pending = {"text": "pending", "full": "not processed yet", "fill": "#eeeeee",
                    "line": "#bbbbbb", "width": 1.0, "counts": "", "gains": ""}
         for node in nodes[len(self._drawn):]:
             node_id = node["node"]
             self._depth[node_id] = int(node["depth"])
-            self._add_leaves(node, new_leaves)
+            items = self._leaf_items(node)
             columns = self._describe(node)
             kind = "leaf" if node["feature"] is None else "split"
             if node_id in self._row:          # a pending node got processed
                 row = self._row[node_id]
                 for c, value in columns.items():
                     patches[c].append((row, value))
-                self._kind[row] = kind
-                self._box[row] = self._box_size(kind, columns["text"], node_id)
+                reshape_row(row, kind, columns["text"])
             else:
                 add_row(node_id, kind, columns)
             self._drawn.append(node_id)
             self._processed.add(node_id)
+            self._add_leaves(node_id, items, new_leaves)
+            self._add_bars(node, new_bars)
             if node["feature"] is not None:   # its children appear, pending
                 self._children[node_id] = (node["left"], node["right"])
+                bottom = self._top(node_id) - self._box[self._row[node_id]][1] - 2 \
+                    - self._bars_px()
                 for child in (node["left"], node["right"]):
                     self._depth[child] = int(node["depth"]) + 1
                     if child not in self._row:
                         add_row(child, "pending", pending)
                     self._edge_child.append(child)
-                    for key in new_edges:
-                        new_edges[key].append(0.0)
-            self._add_bars(node, new_bars)
-        self._mark_cut(n_total is not None and n_total > len(nodes), patches)
+                    new_edges["x0"].append(0.0)
+                    new_edges["x1"].append(0.0)
+                    new_edges["y0"].append(bottom)
+                    new_edges["y1"].append(self._top(child))
+        cut = n_total is not None and n_total > len(nodes)
+        if cut != self._cut:                  # children the cut leaves out say so (and back)
+            self._cut = cut
+            text, fill = ("not drawn", "#f6f6f6") if cut else ("pending", "#eeeeee")
+            for row, node_id in enumerate(self._row_ids):
+                if node_id not in self._processed:
+                    patches["text"].append((row, text))
+                    patches["fill"].append((row, fill))
+                    reshape_row(row, "cut" if cut else "pending", text)
         if highlight != self._highlight:
             for node_id, fill in ((self._highlight, "white"), (highlight, "#fff3c4")):
                 if node_id in self._processed:
@@ -405,34 +430,53 @@ class TreeDiagram:
         if patches:
             self.nodes.patch(patches)
         self._place()
-        if n_total is not None and n_total > len(nodes):
+        if cut:
             self.note.text = (f"Cut: the first {len(nodes)} of {n_total} nodes are drawn; "
                               "boxes reading 'not drawn' continue beyond the drawing.")
-        self.note.visible = bool(n_total is not None and n_total > len(nodes))
+        self.note.visible = cut
         if title is not None:
             self.figure.title.text = title
 
+    _SHAPE = ("y", "w", "h", "ty")
+
+    def _top(self, node_id: int) -> float:
+        """y of the top of the boxes at the node's depth."""
+        return -self.margin - self.level_px * self._depth[node_id]
+
+    def _shape(self, row: int) -> dict:
+        """A row's box (w, h), centre y and label y: fixed until its kind changes."""
+        w, h = self._box[row]
+        top = self._top(self._row_ids[row])
+        return {"y": top - h / 2, "w": w, "h": h,
+                "ty": top - (self._lines[row] * self.line_px + self.pad) / 2}
+
     def _add_bars(self, node: dict, new_bars: dict) -> None:
         """Per task (the first ``max_bar_tasks``), a thin stacked bar of its class counts."""
+        w, h = self._box[self._row[node["node"]]]
+        below = self._top(node["node"]) - h - 2
         for j, cc in enumerate(node["class_counts"][:self.max_bar_tasks]):
             total = float(np.sum(cc))
             if total <= 0:
                 continue
+            top = below - j * (self.bar_px + self.bar_gap)
             start = 0.0
             for k, c in enumerate(cc):
                 if c <= 0:
                     continue
                 stop = start + c / total
                 self._bar_node.append(node["node"])
-                self._bar_geometry.append((j, start, stop))
-                for key in ("left", "right", "top", "bottom"):
-                    new_bars[key].append(0.0)
+                self._bar_span.append((start, stop))
+                new_bars["left"].append(0.0)
+                new_bars["right"].append(0.0)
+                new_bars["top"].append(top)
+                new_bars["bottom"].append(top - self.bar_px)
                 new_bars["color"].append(self.class_color[self.classes[j][k]])
                 new_bars["node"].append(node["node"])
                 start = stop
 
-    def _add_leaves(self, node: dict, new_leaves: dict) -> None:
-        """The node's early leaves: squares in their task's colour holding the label."""
+    def _leaf_items(self, node: dict) -> list[tuple]:
+        """The node's early leaves as squares (colour, text, task, label, reason), sorted by
+        task, at most ``max_leaf_items`` (the last then counts the rest); sets its grid."""
         leaves = sorted(node["early_leaves"], key=lambda leaf: leaf["task"])
         if len(leaves) > self.max_leaf_items:
             more = len(leaves) - self.max_leaf_items + 1
@@ -446,33 +490,35 @@ class TreeDiagram:
             j, label = leaf["task"], leaf["label"]
             items.append((self.colors[j], shorten(label, 3), self.task_names[j], str(label),
                           str(leaf.get("reason", ""))))
+        if items:
+            item_w = max(self.item_px,
+                         *(text_width(t, self.item_font_px) + 5 for _, t, *_ in items))
+            self._grid[node["node"]] = (len(items), item_w)
+        return items
+
+    def _add_leaves(self, node_id: int, items: list[tuple], new_leaves: dict) -> None:
+        """Squares in their task's colour holding the label: centred in a leaf node's box,
+        in a row under a split node's label."""
         if not items:
             return
-        item_w = max(self.item_px, *(text_width(t, self.item_font_px) + 5 for _, t, *_ in items))
-        self._grid[node["node"]] = (len(items), item_w)
+        row = self._row[node_id]
+        kind = self._kind[row]
+        cols, _ = self._grid_shape(node_id, kind)
+        item_w = self._grid[node_id][1]
+        grid_w, grid_h = self._grid_size(node_id, kind)
+        grid_top = self._top(node_id) - self._box[row][1] + 4 + grid_h
         for slot, (color, text, task, label, reason) in enumerate(items):
-            self._leaf_node.append(node["node"])
-            self._leaf_slot.append(slot)
-            row = dict(x=0.0, y=0.0, w=item_w, color=color, ink=_ink(color), text=text,
-                       task=task, label=label, reason=reason)
-            for key, value in row.items():
+            col, line = slot % cols, slot // cols
+            self._leaf_node.append(node_id)
+            self._leaf_dx.append(-grid_w / 2 + col * (item_w + self.item_gap) + item_w / 2)
+            y = grid_top - line * (self.item_px + self.item_gap) - self.item_px / 2
+            values = dict(x=0.0, y=y, w=item_w, color=color, ink=_ink(color), text=text,
+                          task=task, label=label, reason=reason)
+            for key, value in values.items():
                 new_leaves[key].append(value)
 
-    def _mark_cut(self, cut: bool, patches: dict) -> None:
-        """Children of drawn nodes that the cut leaves out read "not drawn" (and back)."""
-        if cut == self._cut:
-            return
-        self._cut = cut
-        text, fill = ("not drawn", "#f6f6f6") if cut else ("pending", "#eeeeee")
-        for row, node_id in enumerate(self._row_ids):
-            if node_id not in self._processed:
-                patches["text"].append((row, text))
-                patches["fill"].append((row, fill))
-                self._kind[row] = "cut" if cut else "pending"
-                self._box[row] = self._box_size(self._kind[row], text, node_id)
-
     def _place(self) -> None:
-        """Lay the tree out (screen pixels) and replace the geometry columns (numbers only)."""
+        """Lay the tree out (screen pixels) and replace the x columns (numbers only)."""
         ids = self._row_ids
         if not ids:
             self._frame(2.0 * self.margin, -self.margin)
@@ -483,52 +529,25 @@ class TreeDiagram:
         # x from the drawing's left edge (the margin), y down from its top
         lo = min(x_of[i] + extent[i][0] for i in ids) - self.margin
         hi = max(x_of[i] + extent[i][1] for i in ids) - lo + self.margin
-        level = self.level_px
-        top = {i: -self.margin - level * self._depth[i] for i in ids}
-        w = np.array([b[0] for b in self._box])
-        h = np.array([b[1] for b in self._box])
-        x = np.array([x_of[i] for i in ids]) - lo
-        box_top = np.array([top[i] for i in ids])
-        lines = np.array([t.count("\n") + 1 for t in self.nodes.data["text"]])
-        self.nodes.data.update(x=x, y=box_top - h / 2, w=w, h=h,
-                               ty=box_top - (lines * self.line_px + self.pad) / 2)
+        x = np.array([x_of[i] for i in ids], dtype=np.float32) - np.float32(lo)
+        w = np.array([b[0] for b in self._box], dtype=np.float32)
+        self.nodes.data.update(x=x)
         row_of = self._row
         if self._edge_child:
-            parents, kids = [], self._edge_child
             parent_of = {c: p for p, pair in self._children.items() for c in pair}
-            parents = [row_of[parent_of[c]] for c in kids]
-            kid_rows = [row_of[c] for c in kids]
-            bottom = box_top - h - 2 - self._bars_px()
-            self.edges.data.update(x0=x[parents], y0=bottom[parents], x1=x[kid_rows],
-                                   y1=box_top[kid_rows])
+            self.edges.data.update(x0=x[[row_of[parent_of[c]] for c in self._edge_child]],
+                                   x1=x[[row_of[c] for c in self._edge_child]])
         if self._bar_node:
             rows = np.array([row_of[n] for n in self._bar_node])
-            geometry = np.asarray(self._bar_geometry, dtype=float)
+            span = np.asarray(self._bar_span, dtype=np.float32)
             left_edge = x[rows] - w[rows] / 2
-            bar_top = box_top[rows] - h[rows] - 2 - geometry[:, 0] * (self.bar_px + self.bar_gap)
-            self.bars.data.update(left=left_edge + geometry[:, 1] * w[rows],
-                                  right=left_edge + geometry[:, 2] * w[rows],
-                                  top=bar_top, bottom=bar_top - self.bar_px)
+            self.bars.data.update(left=left_edge + span[:, 0] * w[rows],
+                                  right=left_edge + span[:, 1] * w[rows])
         if self._leaf_node:
-            self._place_leaves(x, h, box_top)
-        bottom_y = min(top.values()) - level + self.edge_px
-        self._frame(hi, bottom_y)
-
-    def _place_leaves(self, x: np.ndarray, h: np.ndarray, box_top: np.ndarray) -> None:
-        """Early-leaf squares: centred in a leaf node's box, under a split node's label."""
-        xs, ys = [], []
-        pitch_y = self.item_px + self.item_gap
-        for node_id, slot in zip(self._leaf_node, self._leaf_slot, strict=True):
-            row = self._row[node_id]
-            kind = self._kind[row]
-            cols, _ = self._grid_shape(node_id, kind)
-            item_w = self._grid[node_id][1]
-            grid_w, grid_h = self._grid_size(node_id, kind)
-            grid_top = box_top[row] - h[row] + 4 + grid_h
-            col, line = slot % cols, slot // cols
-            xs.append(x[row] - grid_w / 2 + col * (item_w + self.item_gap) + item_w / 2)
-            ys.append(grid_top - line * pitch_y - self.item_px / 2)
-        self.leaves.data.update(x=np.array(xs), y=np.array(ys))
+            rows = np.array([row_of[n] for n in self._leaf_node])
+            self.leaves.data.update(x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
+        deepest = max(self._depth[i] for i in ids)
+        self._frame(hi, -self.margin - self.level_px * deepest - self.level_px + self.edge_px)
 
     def _frame(self, width: float, bottom: float) -> None:
         """Send the tree's extent at scale 1; the browser fits it to the frame (_FIT_JS)."""
