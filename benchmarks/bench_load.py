@@ -481,6 +481,15 @@ async def main_async(args) -> dict:
                 except subprocess.TimeoutExpired:
                     proc.kill()
         else:
+            # the forked workers (--num-procs) first: terminating the parent alone left
+            # them serving, holding their memory and CPU, after the benchmark had ended
+            workers = server_processes(proc)[1:]
+            for p in workers:
+                try:
+                    p.terminate()
+                except psutil.NoSuchProcess:
+                    pass
+            psutil.wait_procs(workers, timeout=15)
             proc.terminate()
             try:
                 proc.wait(timeout=15)
