@@ -155,3 +155,24 @@ def test_tltf_joins_with_the_data_task_features(data):
                                mt_knn=False, single_logistic=True)
     page.run()
     assert page.result.methods == ["single-task logistic", "TL-TF"]
+
+
+def test_a_second_comparison_waits_for_the_first_and_says_so():
+    from explorer.app.pages import compare as compare_page
+
+    page = make_page()
+    page.settings.param.update(n_trials=2)
+    said = []
+    page._say = said.append
+    compare_page._turn.acquire()          # another session's comparison holds the workers
+    try:
+        import threading
+
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: (page.run(), done.set()), daemon=True)
+        worker.start()
+        assert not done.wait(0.5)          # it waits ...
+        assert said and "another comparison is running" in said[0]
+    finally:
+        compare_page._turn.release()
+    assert done.wait(60) and page.result is not None   # ... and runs once the first ends

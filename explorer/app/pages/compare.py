@@ -211,9 +211,12 @@ class ComparePage(pn.viewable.Viewer):
         workers = COMPARE_WORKERS if self.offloader.asynchronous else 1
 
         def compute():   # on a comparison thread: no Panel object is touched here
-            while not _turn.acquire(timeout=0.2):
-                if cancel.is_set():
-                    raise ComparisonCancelled(0, total)
+            if not _turn.acquire(blocking=False):
+                self._say("Waiting: another comparison is running on this server; this one "
+                          "starts when it ends (Cancel to give up).")
+                while not _turn.acquire(timeout=0.2):
+                    if cancel.is_set():
+                        raise ComparisonCancelled(0, total)
             try:
                 result = compare(estimators, data, n_trials=n_trials, train_fraction=fraction,
                                  random_state=seed, n_jobs=workers, backend="loky",
@@ -266,6 +269,16 @@ class ComparePage(pn.viewable.Viewer):
             return
         self._progress_pending = True
         self.offloader.schedule(self._show_progress)
+
+    def _say(self, message: str) -> None:
+        """Set the status line from the comparison thread (on the event loop when served)."""
+        def show() -> None:
+            if self.running:
+                self.status.object = message
+        if self.offloader.asynchronous:
+            self.offloader.schedule(show)
+        else:
+            show()
 
     def _show_progress(self) -> None:
         self._progress_pending = False
