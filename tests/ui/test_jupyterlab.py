@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -73,6 +74,28 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _until(page, click, shown, server_output, attempts: int = 4,
+           attempt_ms: int = 8_000) -> None:
+    """``click()`` until ``shown`` (a locator) is visible, ``attempts`` times at most.
+
+    A click on an output far down the notebook first scrolls it into view, and JupyterLab
+    then lays out the cells it skipped while they were off screen: the button may move
+    between Playwright's stability check and the click, which then lands beside it. Reset
+    and Run are safe to press twice.
+    """
+    for attempt in range(attempts):
+        click()
+        try:
+            shown.first.wait_for(timeout=attempt_ms)
+            return
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                path = Path(tempfile.gettempdir()) / "jupyterlab-tour.png"
+                page.screenshot(path=str(path))
+                raise AssertionError(f"no {shown} after {attempts} clicks (screenshot: "
+                                     f"{path}):\n{server_output()}") from None
 
 
 def _api(base: str, path: str, body: dict | None = None) -> dict:
@@ -192,17 +215,20 @@ def test_tour_runs_in_jupyterlab_offline(jupyterlab, browser):
         assert any(drawn), drawn
 
         # Live: Reset clears the views (the kernel answers through Panel's comm) ...
-        output.get_by_role("button", name="Reset").click()
-        output.get_by_text("Ready.").wait_for()
+        status = output.get_by_text(re.compile(r"^(Ready\.|(running|paused|done) - step)"))
+        _until(page, lambda: output.get_by_role("button", name="Reset").click(),
+               output.get_by_text("Ready."), server_output)
         page.wait_for_function("(before) => JSON.stringify(window.explorerHeatmapSums()) "
                                "!== JSON.stringify(before)", arg=drawn)
         assert output.get_by_text("Fitted in").count() == 0
         # ... and Run fits again in the kernel, drawing frames from its event loop.
         output.get_by_role("combobox", name="Speed").select_option("unthrottled")
-        output.get_by_role("button", name="Run").click()
-        output.get_by_text("Fitted in").first.wait_for()
+        _until(page, lambda: output.get_by_role("button", name="Run").click(),
+               output.get_by_text(re.compile(r"^(running|done) - step")), server_output)
+        output.get_by_text("Fitted in").first.wait_for(timeout=60_000)
         page.wait_for_function("(before) => JSON.stringify(window.explorerHeatmapSums()) "
                                "=== JSON.stringify(before)", arg=drawn)
+        assert status.count() == 1, status.all_inner_texts()
         assert page_errors == [], page_errors
     finally:
         context.close()
