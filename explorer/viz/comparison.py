@@ -25,13 +25,27 @@ from bokeh.resources import Resources
 
 from . import style
 
-__all__ = ["bar_plot", "comparison_plot", "pair_frame", "pair_plot", "relationship_plot",
+__all__ = ["bar_plot", "bokeh_model", "comparison_plot", "pair_frame", "pair_plot",
+           "relationship_plot",
            "report_html", "MAX_BAR_PANELS", "MAX_MATRICES"]
 
 #: Task panels drawn at most (the average always is): a picture of 200 tasks reads as noise.
 MAX_BAR_PANELS = 16
 #: Relationship matrices drawn at most in a report.
 MAX_MATRICES = 12
+
+
+def bokeh_model(obj):
+    """The Bokeh model of a HoloViews object, rendered in a throw-away document.
+
+    ``hv.render`` attaches the plot to the *current* document, which off the event loop of a
+    served app is whichever session Panel last made current: a comparison thread rendered
+    into another session's half-built document ("'Document' object has no attribute
+    '_theme'"). The model returned here belongs to no document; a pane adopts it.
+    """
+    from bokeh.document import Document
+
+    return hv.renderer("bokeh").get_plot(obj, doc=Document()).state
 
 
 def _method_colors(methods) -> dict[str, str]:
@@ -255,16 +269,16 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
         fragments += [f"<h2>{html.escape(name)}</h2>",
                       result.table_html(name, digits=digits, alpha=alpha)]
     blocks: list = [*fragments, f"<h2>{html.escape(metric)} per task</h2>",
-                    hv.render(bar_plot(result, metric), backend="bokeh")]
+                    bokeh_model(bar_plot(result, metric))]
     if len(result.methods) >= 2:
         a, b = result.methods[:2]
         blocks += [f"<h2>{html.escape(a)} against {html.escape(b)}, trial by trial</h2>",
                    "<p>Each point is one trial and task; below the diagonal "
                    f"{html.escape(b)}'s value is smaller.</p>",
-                   hv.render(pair_plot(result, metric, a=a, b=b, size=320), backend="bokeh")]
+                   bokeh_model(pair_plot(result, metric, a=a, b=b, size=320))]
     matrices = relationship_plot(result, truth=truth)
     if matrices is not None:
         blocks += ["<h2>Task relationships (each method's, averaged over the trials"
                    + (", beside the truth" if truth else "") + ")</h2>",
-                   hv.render(matrices, backend="bokeh")]
+                   bokeh_model(matrices)]
     return _standalone(blocks, title)

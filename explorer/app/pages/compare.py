@@ -23,7 +23,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 
@@ -35,7 +34,7 @@ from explorer.compare import ComparisonCancelled, compare
 from explorer.compare.methods import METHODS, CompareSettings, chosen_estimators, methods_for
 from explorer.data.validation import TRUTH_SPEC
 from explorer.parameters import public_parameters
-from explorer.viz.comparison import comparison_plot, relationship_plot
+from explorer.viz.comparison import bokeh_model, comparison_plot, relationship_plot
 from explorer.viz.live import escape
 
 __all__ = ["ComparePage", "COMPARE_WORKERS", "truth_matrices"]
@@ -224,10 +223,10 @@ class ComparePage(pn.viewable.Viewer):
                                  should_stop=cancel.is_set)
             finally:
                 _turn.release()
-            plots = hv.render(comparison_plot(result), backend="bokeh")
+            plots = bokeh_model(comparison_plot(result))
             matrices = relationship_plot(result, truth=truth, size=190)
             if matrices is not None:
-                matrices = hv.render(matrices, backend="bokeh")
+                matrices = bokeh_model(matrices)
             code = result.to_code(dataset=code_data, imports=code_imports)
             return result, plots, matrices, code
 
