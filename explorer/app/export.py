@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import io
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import panel as pn
@@ -23,7 +24,7 @@ from bokeh.embed import file_html
 from bokeh.models import SaveTool
 from bokeh.resources import INLINE
 
-__all__ = ["PageTools", "dataset_code", "figures_html", "savable"]
+__all__ = ["PageTools", "dataset_code", "figures_html", "fresh_curdoc", "savable"]
 
 
 def dataset_code(state) -> tuple[str, list[str]]:
@@ -56,6 +57,21 @@ def savable(fig):
     return fig
 
 
+@contextmanager
+def fresh_curdoc():
+    """A blank current document for Bokeh's embedding functions.
+
+    They copy callbacks from ``curdoc()``; in a download's callback Panel may leave a
+    destroyed session's document current ("'DocumentCallbackManager' object has no
+    attribute '_js_event_callbacks'"), and an export needs nothing from the session's.
+    """
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    with set_curdoc(Document()):
+        yield
+
+
 def figures_html(figures: Sequence, title: str) -> str:
     """One standalone HTML document of ``figures`` (Bokeh models), JavaScript inline.
 
@@ -67,7 +83,8 @@ def figures_html(figures: Sequence, title: str) -> str:
         return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
                 f"{html.escape(title)}</title></head><body><p>Nothing drawn yet.</p>"
                 "</body></html>")
-    return file_html(figures, resources=INLINE, title=title)
+    with fresh_curdoc():
+        return file_html(figures, resources=INLINE, title=title)
 
 
 class PageTools(pn.viewable.Viewer):

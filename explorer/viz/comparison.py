@@ -39,13 +39,15 @@ def bokeh_model(obj):
     """The Bokeh model of a HoloViews object, rendered in a throw-away document.
 
     ``hv.render`` attaches the plot to the *current* document, which off the event loop of a
-    served app is whichever session Panel last made current: a comparison thread rendered
-    into another session's half-built document ("'Document' object has no attribute
-    '_theme'"). The model returned here belongs to no document; a pane adopts it.
+    served app is whichever session Panel last made current, possibly one already destroyed
+    ("'Document' object has no attribute '_theme'" on a comparison thread). A renderer in
+    server mode takes the document it is given (in the default mode it ignores it); the
+    model returned belongs to no document, so a pane can adopt it.
     """
     from bokeh.document import Document
 
-    return hv.renderer("bokeh").get_plot(obj, doc=Document()).state
+    renderer = hv.renderer("bokeh").instance(mode="server")
+    return renderer.get_plot(obj, doc=Document()).state
 
 
 def _method_colors(methods) -> dict[str, str]:

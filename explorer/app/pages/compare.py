@@ -27,7 +27,7 @@ import numpy as np
 import panel as pn
 
 from explorer.app.components import intro_card
-from explorer.app.export import dataset_code
+from explorer.app.export import dataset_code, fresh_curdoc
 from explorer.app.offload import Offloader
 from explorer.app.widgets import ParamForm
 from explorer.compare import ComparisonCancelled, compare
@@ -313,7 +313,8 @@ class ComparePage(pn.viewable.Viewer):
     def _report(self) -> io.StringIO:
         if self.result is None:
             return io.StringIO("")
-        return io.StringIO(self.result.to_html(report=True, truth=self._truth))
+        with fresh_curdoc():
+            return io.StringIO(self.result.to_html(report=True, truth=self._truth))
 
 
 TABLE_CSS = """

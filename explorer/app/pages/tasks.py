@@ -117,8 +117,9 @@ class TasksPage(pn.viewable.Viewer):
         self._scatter.apply(scatter)
         while len(self._scatter_box) < len(self._scatter.figures):
             self._scatter_box.append(pn.pane.Bokeh(self._scatter.figures[len(self._scatter_box)]))
-        for pane, fig in zip(self._scatter_box, self._scatter.figures, strict=True):
-            pane.visible = fig.visible
+        # The figures' own ``visible`` hides the unused panels: toggling a Bokeh pane's
+        # ``visible`` makes Panel copy the figure's stylesheets back into the pane, which
+        # its declaration refuses (ImportedStyleSheet is not a str) and the update stopped.
         shown = min(dataset.n_tasks, MAX_TASKS)
         note = f"**{dataset.n_tasks} tasks**"
         if shown < dataset.n_tasks:
