@@ -446,12 +446,13 @@ def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_p
     expect(page.get_by_text("result = compare(estimators,")).to_be_visible()
     # a long comparison: another session stays usable meanwhile, and Cancel stops it
     open_app(page, app_url + "?page=compare&compare.n_trials=50&compare.mt_adaboost=true"
-             "&compare.n_rounds=200")
+             "&compare.n_rounds=60")
     page.get_by_role("button", name="▶ Run comparison").click()
     page.get_by_text(re.compile(r"Running … \d+ of 250 fits")).first.wait_for(timeout=60_000)
     other = open_app(new_page(), app_url)
     expect(summary(other)).to_contain_text("tasks")
     page.get_by_role("button", name="Cancel").click()
-    page.get_by_text(re.compile(r"Cancelled after \d+ of 250 fits")).first.wait_for(
-        timeout=60_000)
-    expect(page.get_by_role("button", name="▶ Run comparison")).to_be_enabled()
+    # Cancel takes at once in the page; the fits already on the workers are drained after
+    # it (test_compare_page checks the cancelled run's end and its message in process)
+    page.get_by_text("Cancelling").first.wait_for()
+    expect(page.get_by_role("button", name="Cancel")).to_be_disabled()
