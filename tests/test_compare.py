@@ -107,9 +107,9 @@ def test_same_seeds_same_results_for_every_backend(regression_data):
         runs["dask"] = compare(small_methods(), regression_data, backend="dask",
                                client=client, callback=lambda d, t: done.append(d), **kwargs)
         assert done == list(range(1, 10))
-        # (a scheduler address as ``client`` is not tested here: beside this open client it
-        # hung once in as_completed on a fresh-clone CI run, and without one it fails with
-        # "No clients found"; see the closing note)
+        # a scheduler address works as well (the harness opens and closes its own client)
+        runs["dask by address"] = compare(small_methods(), regression_data, backend="dask",
+                                          client=cluster.scheduler_address, **kwargs)
         stopped = []
         with pytest.raises(ComparisonCancelled) as info:
             compare(small_methods(), regression_data, backend="dask", client=client,

@@ -311,8 +311,10 @@ def _run_dask(jobs, dataset, on_done, should_stop, client):
             return False
         data = client.scatter(dataset, broadcast=True, hash=False)
         futures = [client.submit(run_job, job, data, pure=False) for job in jobs]
-        for _, result in as_completed(futures, with_results=True):
-            on_done(result)
+        # each result through its own future (its own client): ``with_results`` gathers
+        # through the *default* client, which a client opened from an address is not
+        for future in as_completed(futures):
+            on_done(future.result())
             if should_stop():
                 return False
         return True
