@@ -47,13 +47,7 @@ class StackedTasks:
             X, y = X[order], y[order]
         else:
             y = y.copy()
-        self.m, self.d = int(n_tasks), X.shape[1]
-        self.offsets = np.concatenate([[0], np.cumsum(counts)])
-        self.slices = [slice(self.offsets[t], self.offsets[t + 1]) for t in range(self.m)]
-        self.counts = counts.astype(np.float64)
-        self.x_mean = np.zeros((self.d, self.m))
-        self.y_mean = np.zeros(self.m)
-        self.scale = np.ones((self.d, self.m))
+        self._layout(counts, X.shape[1])
         # Every task on the same design (the MultiTaskLasso setting), found on the raw rows:
         # then only that (n0, d) design is centred, normalised and kept (centring and Eq. 1
         # give every task the same columns), products are one GEMM with it, and the stacked
@@ -107,19 +101,22 @@ class StackedTasks:
         Y = np.asarray(Y, dtype=np.float64)
         n0, m = Y.shape
         self = cls.__new__(cls)
-        self.m, self.d = int(m), X.shape[1]
-        counts = np.full(self.m, n0)
-        self.offsets = np.arange(self.m + 1) * n0
-        self.slices = [slice(self.offsets[t], self.offsets[t + 1]) for t in range(self.m)]
-        self.counts = counts.astype(np.float64)
-        self.x_mean = np.zeros((self.d, self.m))
-        self.y_mean = np.zeros(self.m)
-        self.scale = np.ones((self.d, self.m))
+        self._layout(np.full(int(m), n0), X.shape[1])
         self._X = None
         self._use_shared_design(X.copy(), Y.copy(), normalize=normalize, center=center)
         self.y = self._Y.T.ravel()
         self._finish(n0 * self.m)
         return self
+
+    def _layout(self, counts: np.ndarray, d: int) -> None:
+        """Task sizes, offsets and slices of the stacked rows; zero means, unit scales."""
+        self.m, self.d = len(counts), int(d)
+        self.offsets = np.concatenate([[0], np.cumsum(counts)])
+        self.slices = [slice(self.offsets[t], self.offsets[t + 1]) for t in range(self.m)]
+        self.counts = counts.astype(np.float64)
+        self.x_mean = np.zeros((self.d, self.m))
+        self.y_mean = np.zeros(self.m)
+        self.scale = np.ones((self.d, self.m))
 
     def _use_shared_design(self, X0, Y, *, normalize, center):
         """Centre and Eq. (1)-normalise the one design ``X0`` (n0, d) and responses ``Y``
