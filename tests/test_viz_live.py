@@ -146,3 +146,24 @@ def test_a_large_matrix_travels_at_display_resolution_and_keeps_its_zero_pattern
     assert any(name == "cell" for name, _ in view._hover.tooltips)
     small = MatrixHeatmap(["a", "b"], ["c", "d"])
     assert small.pool == (1, 1) and len(small._hover.tooltips) == 3
+
+
+def test_crowded_category_axes_have_no_ticks_and_get_them_back():
+    """Past MAX_CATEGORY_LABELS names an axis has no ticks (the browser would measure every
+    hidden label on each relayout); a data set with few names labels them again."""
+    from bokeh.models import CategoricalTicker, CustomJSTicker
+
+    from explorer.viz.style import MAX_CATEGORY_LABELS
+
+    many = [f"feature {j}" for j in range(MAX_CATEGORY_LABELS + 1)]
+    view = MatrixHeatmap(["T0", "T1"], many, limit=1.0)
+    assert isinstance(view.figure.xaxis[0].ticker, CustomJSTicker)
+    assert view.figure.xaxis[0].ticker.major_code == ""   # no ticks
+    assert isinstance(view.figure.yaxis[0].ticker, CategoricalTicker)
+    view.set_names(many, ["a", "b"])
+    assert isinstance(view.figure.xaxis[0].ticker, CategoricalTicker)
+    assert isinstance(view.figure.yaxis[0].ticker, CustomJSTicker)
+    bars = BarView([f"T{t}" for t in range(MAX_CATEGORY_LABELS + 1)], ["model", "single-task"])
+    assert isinstance(bars.figure.xaxis[0].ticker, CustomJSTicker)
+    bars.set_categories(["T0", "T1"])
+    assert isinstance(bars.figure.xaxis[0].ticker, CategoricalTicker)

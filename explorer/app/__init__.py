@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 
-from explorer.app.offload import Offloader
+from explorer.app.offload import Offloader, batched
 from explorer.app.runner import configure_process, release_memory_soon
 from explorer.app.widgets import ParamForm
 from explorer.parameters import public_parameters
@@ -301,6 +301,10 @@ class ExplorerApp(pn.viewable.Viewer):
         is ``display: none``, and showing it again re-created its views and re-measured
         every figure (19-41 browser layouts a switch, about a second); under the rule the
         other pages keep their drawn state and a switch back costs 3-4 layouts."""
+        with batched(pn.state.curdoc):
+            self._show_chosen_page()
+
+    def _show_chosen_page(self) -> None:
         state = self.state
         page = self.pages[state.page]
         view = self._built.get(page.slug)

@@ -27,13 +27,21 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from .style import DIVERGING, TICK_FONT, ZERO_COLOR, label_orientation, style_figure
+from .style import (
+    DIVERGING,
+    MAX_CATEGORY_LABELS,
+    TICK_FONT,
+    ZERO_COLOR,
+    category_ticks,
+    label_orientation,
+    style_figure,
+)
 
 __all__ = ["MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 
-MAX_TICK_LABELS = 40
+MAX_TICK_LABELS = MAX_CATEGORY_LABELS
 
 #: Screen pixels a heatmap cell gets at least: a larger matrix is pooled to fit (a frame
 #: carries what is displayed, not the 100 x 500 values of a matrix drawn 350 px wide).
@@ -155,10 +163,8 @@ class MatrixHeatmap:
         # and the colour bar), slanted when they would overlap
         fig.xaxis.major_label_orientation = label_orientation(
             getattr(self, "col_names", [""] * c), max(fig.width - 170, 80))
-        for axis, n in ((fig.xaxis, c), (fig.yaxis, r)):
-            crowded = n > MAX_TICK_LABELS
-            axis.major_label_text_font_size = "0pt" if crowded else TICK_FONT
-            axis.major_tick_line_color = None if crowded else "black"
+        category_ticks(fig.xaxis, c)
+        category_ticks(fig.yaxis, r)
         small = r <= MAX_TICK_LABELS and c <= MAX_TICK_LABELS
         self._borders.data = {
             "xs": ([[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]) if small else [],
@@ -329,6 +335,7 @@ class BarView:
         angle = label_orientation(self.categories, self.figure.width)
         self.figure.xaxis.major_label_orientation = angle
         self.figure.xaxis.group_label_orientation = angle
+        category_ticks(self.figure.xaxis, len(self.categories))
 
     def set_categories(self, categories: Sequence[str]) -> None:
         """Re-target the bars to other tasks, patching the figure in place; values -> 0."""

@@ -16,7 +16,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import label_orientation, style_figure
+from .style import category_ticks, label_orientation, style_figure
 
 __all__ = ["OUTCOME_COLORS", "OutlierBars", "OutlierScoresView", "detection_outcomes"]
 
@@ -121,6 +121,7 @@ class OutlierBars:
             item.visible = (outcome not in ("outlier", "shares")) == with_truth
         self.figure.xaxis.major_label_orientation = label_orientation(self.task_names,
                                                                       self.figure.width)
+        category_ticks(self.figure.xaxis, len(self.task_names))
 
     def set_tasks(self, task_names: Sequence[str], truth=None) -> None:
         """Re-target to other tasks (a new data set), patching the figure in place."""

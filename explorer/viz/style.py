@@ -56,3 +56,27 @@ def label_orientation(names, width: int) -> float:
     """
     needed = sum(7.5 * len(str(name)) + 12 for name in names)
     return 0.0 if needed <= 0.85 * width else 0.8
+
+
+#: Most category labels an axis shows; past it the axis has no ticks (its title stays, and
+#: hover names every bar or cell).
+MAX_CATEGORY_LABELS = 40
+
+
+def category_ticks(axis, n_categories: int) -> None:
+    """Label each category of a categorical ``axis`` (a figure's ``xaxis`` or ``yaxis``)
+    only when there are at most :data:`MAX_CATEGORY_LABELS`; past it, no ticks at all.
+
+    Hidden labels (a 0 pt font) were still measured one by one by the browser whenever any
+    layout of the page changed: two 100 x 500 heatmaps cost ~0.4 s a relayout, on hidden
+    pages too. A ``CustomJSTicker`` without code gives no ticks (nested factors included:
+    its empty group levels are what a ``FixedTicker`` lacks there) and measures nothing.
+    """
+    from bokeh.models import CategoricalTicker, CustomJSTicker
+
+    crowded = n_categories > MAX_CATEGORY_LABELS
+    for one in axis:
+        if crowded and not isinstance(one.ticker, CustomJSTicker):
+            one.ticker = CustomJSTicker()
+        elif not crowded and isinstance(one.ticker, CustomJSTicker):
+            one.ticker = CategoricalTicker()

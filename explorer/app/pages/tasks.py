@@ -107,13 +107,19 @@ class TasksPage(pn.viewable.Viewer):
             return
 
         def compute():   # off the event loop when served: projection, colours, truth
-            return dataset, scatter_frame(dataset, max_tasks=MAX_TASKS), truth_matrices(dataset)
+            scatter, truth = scatter_frame(dataset, max_tasks=MAX_TASKS), truth_matrices(dataset)
+            # and the figures this data set is the first to need (Bokeh's Python makes a
+            # figure in ~40 ms: twelve of them held the event loop for half a second)
+            self._scatter.prepare(len(scatter["panels"]))
+            heatmaps = {item["key"]: self._make_heatmap(item) for item in truth
+                        if item["key"] not in self._truth}
+            return dataset, scatter, truth, heatmaps
 
         self._offloader.submit("tasks-page", compute, self._show)
 
     def _show(self, frame) -> None:
         """Patch the figures with a computed frame (on the event loop; no numerics)."""
-        dataset, scatter, truth = frame
+        dataset, scatter, truth, heatmaps = frame
         self._scatter.apply(scatter)
         while len(self._scatter_box) < len(self._scatter.figures):
             self._scatter_box.append(pn.pane.Bokeh(self._scatter.figures[len(self._scatter_box)]))
@@ -139,7 +145,7 @@ class TasksPage(pn.viewable.Viewer):
         for key, (_, column) in self._truth.items():
             column.visible = key in present
         for item in truth:
-            self._show_truth(item)
+            self._show_truth(item, heatmaps.get(item["key"]))
 
     # ------------------------------------------------------------------ code and export
     def code(self) -> str:
@@ -156,14 +162,23 @@ class TasksPage(pn.viewable.Viewer):
         dataset = self._state.dataset
         return None if dataset is None else dataset.to_csv()
 
-    def _show_truth(self, item: dict) -> None:
+    @staticmethod
+    def _height(item: dict) -> int:
+        n_rows = item["matrix"].shape[0]
+        return 170 if n_rows == 1 else min(120 + 28 * n_rows, 520)
+
+    def _make_heatmap(self, item: dict) -> MatrixHeatmap:
+        """A heatmap for a kind of truth (not shown yet; any thread)."""
+        view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
+                             title=item["title"], width=420, height=self._height(item))
+        savable(view.figure)
+        return view
+
+    def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> None:
         matrix = item["matrix"]
-        n_rows = matrix.shape[0]
-        height = 170 if n_rows == 1 else min(120 + 28 * n_rows, 520)
+        height = self._height(item)
         if item["key"] not in self._truth:
-            view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
-                                 title=item["title"], width=420, height=height)
-            savable(view.figure)
+            view = made if made is not None else self._make_heatmap(item)
             # notes may quote task names (an upload's): escaped before they become Markdown
             column = pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
                                pn.pane.Markdown("", styles={"font-size": "1.0em"}),
