@@ -31,8 +31,9 @@ Printed: ``sessions``, ``p50_s`` / ``p95_s`` / ``max_s`` of the changers' round 
 ``changes``, ``errors`` (failed HTTP requests, closed websockets, ``ERROR`` replies),
 ``timeouts``, ``open_all_s`` (start -> every session connected), the server's RSS (sum over
 the ``panel serve`` process and its children, sampled every 0.5 s): ``memory_before_mb``
-(after a warm-up session, before the load), ``memory_peak_mb``, ``memory_after_mb`` (``--after``
-s, default 60, after every client closed) and ``memory_after_ratio`` (after / before), the
+(after a warm-up load: ``--warm-up`` s of 6 sessions a process, 2 of them fitting, then
+idle), ``memory_peak_mb``, ``memory_after_mb`` (``--after`` s, default 60, after every client
+closed) and ``memory_after_ratio`` (after / before), the
 server's CPU (cores used during the load) and the clients' own CPU (this process: cores used
 during the load) so the numbers can be interpreted.
 
@@ -427,15 +428,20 @@ async def main_async(args) -> dict:
     AsyncHTTPClient.configure(None, max_clients=10_000)
     proc, base, log_name = start_server(args.num_procs, args.profile)
     try:
-        # warm-up: sessions enough to reach every process (each warms its compiled kernels
-        # up on its first session), so "before" is a served, warmed server
-        warm = {"errors": 0, "error_kinds": []}
-        for _ in range(2 * args.num_procs):
-            client = Client(base, {}, warm, args.timeout)
-            await client.open()
-            await asyncio.sleep(1.0)
-            client.close()
-        await asyncio.sleep(args.settle)
+        # warm-up: a short load of its own (every page, changes and fits, sessions enough to
+        # reach every process), so "before" is a server that has served each path once:
+        # imports, compiled kernels, thread pools and allocator arenas are one-time costs,
+        # and "after" then shows what the sessions themselves leave behind
+        if args.warm_up > 0:
+            warm_args = argparse.Namespace(**{**vars(args), "sessions": 6 * args.num_procs,
+                                              "fitters": 2 * args.num_procs,
+                                              "duration": args.warm_up})
+            await load(base, warm_args, {"errors": 0, "timeouts": 0, "round_trips": [],
+                                         "error_kinds": [], "round_trips_by_page": {},
+                                         "open_s": [], "fitter_frames_per_s": [],
+                                         "fits_started": 0, "notes": []})
+        # the same wait as after the load: closed sessions are dropped after their lifetime
+        await asyncio.sleep(args.after if args.warm_up > 0 else args.settle)
         # the server warms its compiled kernels up at start (every process, off the event
         # loop): "before" is taken once that is done, or the warm-up's memory counts as load
         quiet_s = await wait_until_idle(proc, limit_s=180.0)
@@ -556,6 +562,9 @@ def main(argv=None) -> None:
     parser.add_argument("--after", type=float, default=60.0,
                         help="seconds after every client closed before memory_after (default 60)")
     parser.add_argument("--settle", type=float, default=5.0)
+    parser.add_argument("--warm-up", type=float, default=20.0,
+                        help="s of a warm-up load (6 sessions a process, 2 fitting) before "
+                             "'memory before' (0: one default session instead: none)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="load rounds on the same server (memory after each)")
     parser.add_argument("--profile", default=None, help="py-spy output file (see docstring)")

@@ -120,6 +120,25 @@ def test_trees_page_grows_node_by_node_and_boosts_through_the_runner():
     assert boosting.beta_source.data["round"] == list(range(1, boosted.n_iter_ + 1))
 
 
+def test_trees_page_draws_figure_3_only_once_its_card_is_unfolded():
+    import panel as pn
+
+    from explorer.app.pages.trees import figure3_ratios
+
+    page = build("trees")
+    assert page.figure3.collapsed and len(page.figure3) == 1   # the text, no figure yet
+    page.figure3.collapsed = False
+    plot = page.figure3[1]
+    assert isinstance(plot, pn.pane.Bokeh)
+    ratios = figure3_ratios()
+    # the box plot's boxes are the paper's families x {IG_M, IG_U} over IG_J
+    boxes = [r for r in plot.object.renderers if r.data_source.data.get("q1") is not None]
+    assert boxes and len(boxes[0].data_source.data["q1"]) == 2 * len(ratios)
+    page.figure3.collapsed = True
+    page.figure3.collapsed = False
+    assert len(page.figure3) == 2   # drawn once
+
+
 def test_scrubbing_shows_exactly_the_recorded_snapshot():
     page = build("trees")
     run(page)

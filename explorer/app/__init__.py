@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlencode
 import panel as pn
 
 from explorer.app.offload import Offloader, batched
-from explorer.app.runner import configure_process, release_memory_soon
+from explorer.app.runner import configure_process, freeze_imports, release_memory_soon
 from explorer.app.widgets import ParamForm
 from explorer.parameters import public_parameters
 from explorer.viz.live import escape
@@ -414,6 +414,8 @@ def build_app() -> pn.template.BootstrapTemplate:
     warm_up_kernels()
     from explorer.app.pages import PAGES
     from explorer.app.state import ExplorerState
+
+    freeze_imports()   # the first session's build: everything is imported, nothing made yet
 
     state = ExplorerState(pages={page.slug: page.params for page in PAGES})
     early = _bind_url(state)

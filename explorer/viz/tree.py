@@ -577,7 +577,15 @@ function fit() {
   scale = Math.max(scale, min_scale)
   const span = width / scale
   const start = panned ? lo : (lo + hi - span) / 2
-  const frame_height = Math.round(Math.max(min_height, height * scale))
+  // The frame grows in 40 px steps and shrinks only for a much smaller drawing (a new
+  // tree): a new frame height lays out the whole page, and the scale moves with the width
+  // as the tree grows, which had re-laid out the page on nearly every frame of a run.
+  const needed = Math.max(min_height, height * scale)
+  let frame_height = fig.frame_height
+  if (needed > frame_height || needed < 0.6 * frame_height)
+    frame_height = Math.max(min_height, Math.min(Math.ceil(needed / 40) * 40,
+                                                 Math.max(max_height, needed)))
+  frame_height = Math.round(frame_height)
   fig.x_range.setv({start: start, end: start + span, reset_start: start,
                     reset_end: start + span}, local)
   fig.y_range.setv({start: -frame_height / scale, end: 0,
