@@ -697,7 +697,12 @@ def main(argv=None):
     parser.add_argument("--skip-live-page", action="store_true",
                         help="skip the stamp page (live_page)")
     parser.add_argument("--out", default=None, help="also write the JSON object to this file")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated parts to run (first_render, runs, scrub, "
+                             "server_cpu, live_page); default: all")
     args = parser.parse_args(argv)
+    parts = set(args.only.split(",")) if args.only else {"first_render", "runs", "scrub",
+                                                         "server_cpu", "live_page"}
     QUIET[0] = args.json
     loads, tries = (1, 2) if args.quick else (RENDER_LOADS, PAUSE_TRIES)
     sizes = {"defaults": {}} if args.quick else {"defaults": {}, "large": LARGE}
@@ -720,15 +725,18 @@ def main(argv=None):
                 page.get_by_role("heading", name=HEADINGS[slug]).first.wait_for(state="visible")
             context.close()
 
-            say(f"first render (fresh context, goto -> heading and first canvas visible; median "
-                f"of {loads}):")
-            by_page = measure_first_render(browser, base, loads)
-            result["first_render_s"] = max(by_page.values())
-            result["first_render_worst_page"] = max(by_page, key=by_page.get)
-            result["first_render_by_page"] = by_page
+            if "first_render" in parts:
+                say(f"first render (fresh context, goto -> heading and first canvas visible; "
+                    f"median of {loads}):")
+                by_page = measure_first_render(browser, base, loads)
+                result["first_render_s"] = max(by_page.values())
+                result["first_render_worst_page"] = max(by_page, key=by_page.get)
+                result["first_render_by_page"] = by_page
 
-            say(f"live runs (unthrottled; long fits {LONG_FIT}; large = {LARGE}):")
-            runs = measure_runs(browser, base, titles, tries, sizes)
+            runs = {}
+            if "runs" in parts:
+                say(f"live runs (unthrottled; long fits {LONG_FIT}; large = {LARGE}):")
+                runs = measure_runs(browser, base, titles, tries, sizes)
             for size, suffix in (("defaults", ""), ("large", "_large")):
                 if size not in runs:
                     continue
@@ -753,20 +761,23 @@ def main(argv=None):
                 result[f"page_switch_settled_s{suffix}_by_page"] = settled
                 result[f"runs{suffix}_detail"] = per
 
-            page = browser.new_page(viewport=VIEWPORT)
-            page.set_default_timeout(NAV_TIMEOUT_MS)
-            scrub = measure_scrub(page, base + "/explorer?page=shared_vs_separate")
-            result["scrub_p95_ms"] = scrub["p95_ms"]
-            result["scrub_median_ms"] = scrub["median_ms"]
-            page.close()
+            if "scrub" in parts:
+                page = browser.new_page(viewport=VIEWPORT)
+                page.set_default_timeout(NAV_TIMEOUT_MS)
+                scrub = measure_scrub(page, base + "/explorer?page=shared_vs_separate")
+                result["scrub_p95_ms"] = scrub["p95_ms"]
+                result["scrub_median_ms"] = scrub["median_ms"]
+                page.close()
 
-            say("server CPU per data change (Data seed field, default data):")
-            cpu = measure_server_cpu(browser, base, proc, 2 if args.quick else CHANGES)
-            result["server_ms_per_change"] = max(v["server_ms"] for v in cpu.values())
-            result["server_ms_per_change_by_page"] = {k: v["server_ms"] for k, v in cpu.items()}
-            result["server_change_detail"] = cpu
+            if "server_cpu" in parts:
+                say("server CPU per data change (Data seed field, default data):")
+                cpu = measure_server_cpu(browser, base, proc, 2 if args.quick else CHANGES)
+                result["server_ms_per_change"] = max(v["server_ms"] for v in cpu.values())
+                result["server_ms_per_change_by_page"] = {k: v["server_ms"]
+                                                          for k, v in cpu.items()}
+                result["server_change_detail"] = cpu
 
-            if not args.skip_live_page:
+            if not args.skip_live_page and "live_page" in parts:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 page.set_default_timeout(60_000)
                 result["live_page"] = measure_live(page, base + "/bench_app", alone)

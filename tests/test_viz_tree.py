@@ -255,6 +255,18 @@ def test_a_new_data_set_retargets_the_same_figure_and_empties_it():
     assert not view.diagram.note.visible
 
 
+def test_a_data_set_of_the_same_size_relabels_the_legends_without_new_models():
+    _, view, _, _ = _grow("local_relatedness", depth=2)
+    legend = view.diagram.task_legend
+    items = list(legend.items)
+    other = make_dataset("local_relatedness", {}, random_state=1)
+    renamed = other.relabel(task_names=[f"task {t}" for t in range(other.n_tasks)])
+    view.set_data(renamed)
+    assert list(legend.items) == items   # the same LegendItem models
+    assert [item.label.value for item in legend.items[1:]][:other.n_tasks] == \
+        [f"task {t}" for t in range(other.n_tasks)][:len(items) - 1]
+
+
 def test_tidy_layout_packs_a_narrow_subtree_under_a_wide_neighbours_short_branch():
     # 0 -> (1, 2); 1 -> (3, 4) wide leaves; 2 -> (5, 6); 6 -> (7, 8)
     children = {0: (1, 2), 1: (3, 4), 2: (5, 6), 6: (7, 8)}

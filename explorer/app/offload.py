@@ -45,14 +45,16 @@ def build_pool() -> ThreadPoolExecutor:
 
 
 @contextmanager
-def batched(doc):
+def batched(doc, *, adds_models: bool = False):
     """Make ``doc`` Panel's current document and send what changes in it as one message.
 
-    Every change of a layout's children made Bokeh walk the whole document's references
-    (about 0.12 s for a session's document) and sent a message of its own, which the browser
-    laid out before the next: the Tasks page's seven new figures took 0.6 s of the event
-    loop and 2.6 s to arrive. Held and frozen, the walk is made once and the changes go
-    together. Without a server session it only sets the current document.
+    ``adds_models``: the changes attach new models (figures, a page). Each change of a
+    layout's children made Bokeh walk the whole document's references (about 0.12 s for a
+    session's document) and sent a message of its own, which the browser laid out before
+    the next: the Tasks page's seven new figures took 0.6 s of the event loop and 2.6 s to
+    arrive. Frozen, the walk is made once, at the end; it is made even when nothing was
+    added, so only callers that add models ask for it. Without a server session this only
+    sets the current document.
     """
     from panel.io.document import hold
     from panel.io.state import set_curdoc
@@ -61,7 +63,7 @@ def batched(doc):
         if doc is None or getattr(doc, "session_context", None) is None:
             yield
             return
-        with hold(doc, freeze=True):
+        with hold(doc, freeze=adds_models):
             yield
 
 

@@ -14,7 +14,7 @@ import panel as pn
 
 from explorer.app.components import intro_card
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.offload import Offloader
+from explorer.app.offload import Offloader, batched
 from explorer.viz.live import MatrixHeatmap
 from explorer.viz.tasks import (
     MAX_POINTS_PER_PANEL,
@@ -118,8 +118,13 @@ class TasksPage(pn.viewable.Viewer):
         self._offloader.submit("tasks-page", compute, self._show)
 
     def _show(self, frame) -> None:
-        """Patch the figures with a computed frame (on the event loop; no numerics)."""
-        dataset, scatter, truth, heatmaps = frame
+        """Patch the figures with a computed frame (on the event loop; no numerics); new
+        figures are attached in one walk of the document."""
+        adds = bool(frame[3]) or len(frame[1]["panels"]) > len(self._scatter.figures)
+        with batched(pn.state.curdoc, adds_models=adds):
+            self._patch(*frame)
+
+    def _patch(self, dataset, scatter, truth, heatmaps) -> None:
         self._scatter.apply(scatter)
         while len(self._scatter_box) < len(self._scatter.figures):
             self._scatter_box.append(pn.pane.Bokeh(self._scatter.figures[len(self._scatter_box)]))
