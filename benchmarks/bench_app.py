@@ -348,13 +348,26 @@ def _wait_frames(page, n_more, timeout_ms=10_000):
         pass
 
 
+def _reset(page) -> None:
+    """Click Reset until the runner says "Ready." (a second click if the first was lost)."""
+    for attempt in range(3):
+        page.get_by_role("button", name="Reset").click()
+        try:
+            page.wait_for_function("() => window.__state === 'ready'", timeout=15_000,
+                                   polling=20)
+            return
+        except PlaywrightTimeout:
+            say(f"  Reset not answered with 'Ready.' (attempt {attempt + 1}; the hook's state "
+                f"{_status(page)})")
+    raise RuntimeError("the runner never said 'Ready.' after Reset")
+
+
 def _ensure_running(page):
     state, step, _, _ = _status(page)
     if state == "running":
         return True
     if state in ("done", "error"):
-        page.get_by_role("button", name="Reset").click()
-        page.wait_for_function("() => window.__state === 'ready'", timeout=30_000, polling=20)
+        _reset(page)
         step = -1
     page.get_by_role("button", name="▶ Run").click()
     try:
@@ -485,8 +498,7 @@ def measure_model_page(browser, base, slug, data, titles, tries) -> dict:
         out["fps_speed"] = "unthrottled"
         _measure_fps(page, out)
         if out["fps_fit_ended"] and out["fps_span_s"] < FPS_MIN_SPAN_S:
-            page.get_by_role("button", name="Reset").click()
-            page.wait_for_function("() => window.__state === 'ready'", timeout=30_000)
+            _reset(page)
             page.get_by_role("combobox", name="Speed").select_option("30 steps/s")
             out["fps_speed"] = "30 steps/s"
             _measure_fps(page, out)
