@@ -194,6 +194,10 @@ def solver_alone() -> float:
     return session.latest().step / elapsed
 
 
+#: Where the served app's log goes (its errors explain a failed measurement).
+SERVER_LOG = "/tmp/bench_app_server_{port}.log"
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -206,7 +210,8 @@ def start_server():
     proc = subprocess.Popen(
         [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "benchmarks/bench_app.py",
          "--port", str(port), f"--allow-websocket-origin=localhost:{port}"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+        stderr=open(SERVER_LOG.format(port=port), "w"))   # noqa: SIM115 -- the server's
     base = f"http://localhost:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:

@@ -19,6 +19,7 @@ runs at once on the caller's thread, so the same code path is synchronous there.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Offloader", "batched", "build_pool"]
+__all__ = ["Offloader", "batched", "batched_callback", "build_pool"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,27 @@ def batched(doc, *, adds_models: bool = False):
             return
         with hold(doc, freeze=adds_models):
             yield
+
+
+def batched_callback(fn):
+    """Run ``fn`` (a widget's or a button's callback) inside :func:`batched` for the current
+    document.
+
+    Panel runs some callbacks of a served session outside Bokeh's document lock (a click
+    that arrives while a change from the browser is pending); there, a Bokeh model changed
+    directly (a source cleared, a status line set) made the server raise "_pending_writes
+    should be non-None", and the change never reached the browser: measured, a Reset during
+    a run whose status line then never said "Ready.". Held, the changes are dispatched by
+    Panel itself.
+    """
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        from panel.io.state import state
+
+        with batched(state.curdoc):
+            return fn(*args, **kwargs)
+
+    return run
 
 
 class Offloader:

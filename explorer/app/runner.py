@@ -35,6 +35,8 @@ import panel as pn
 import param
 from sklearn.exceptions import ConvergenceWarning
 
+from explorer.app.offload import batched, batched_callback
+
 __all__ = ["FitJob", "FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS",
            "can_poll", "in_notebook_kernel", "release_memory_soon",
            "configure_process", "freeze_imports", "snapshot_nbytes"]
@@ -615,11 +617,13 @@ class LiveFitRunner(pn.viewable.Viewer):
     def _set_speed(self, *_):
         self.session.steps_per_second = SPEEDS[self._speed.value]
 
+    @batched_callback
     def run(self):
         self._following = True
         self.session.run()
         self._start_polling()
 
+    @batched_callback
     def step(self):
         self._following = True
         self.session.step()
@@ -628,6 +632,7 @@ class LiveFitRunner(pn.viewable.Viewer):
             self.session.wait(30)
             self.poll()
 
+    @batched_callback
     def pause(self):
         self.session.pause()
         self.poll()
@@ -636,6 +641,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self.session.stop()
         self._stop_polling()
 
+    @batched_callback
     def reset(self):
         """Stop the run and clear the record (data or hyper-parameters changed)."""
         self._stop_polling()
@@ -700,8 +706,6 @@ class LiveFitRunner(pn.viewable.Viewer):
 
         What a tick changes goes to the browser as one message (each message made Bokeh
         index every model of the session's document once)."""
-        from explorer.app.offload import batched
-
         with batched(pn.state.curdoc):
             self._poll()
 
@@ -733,8 +737,6 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     def _on_drawn(self, *_) -> None:
         """The browser drew the last frame: the next goes now if one is due (on the loop)."""
-        from explorer.app.offload import batched
-
         s = self.session
         if (self._callback is None or not self._rendering or not self._following
                 or s.version == self._shown_version
@@ -804,6 +806,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         if self.notify is not None:
             self.notify(message, level)
 
+    @batched_callback
     def scrub_to(self, index: int | None) -> None:
         """Show recorded snapshot ``index`` (pausing a run); the last one resumes following.
 
