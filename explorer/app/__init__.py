@@ -340,12 +340,12 @@ def hidden_pages_rule(shown: str | None) -> str:
     """The main area's style rule that shows only the page ``shown`` (a slug; None: none).
 
     Every page sits in one grid cell, so the shown one is at the top whatever its place in
-    the column; the others are ``display: none``. Their Bokeh views are kept (showing a page
-    again lays it out and repaints it, it re-creates nothing). ``content-visibility:
-    hidden`` kept the hidden pages laid out, but Bokeh lays out the whole document whenever
-    a layout changes, hidden pages included: measured during a run, a first visit to Tasks
-    showed its heading after 1.2-1.5 s and was drawn after 3.1-3.9 s, against 0.55-0.75 s and
-    1.3-2.5 s with ``display: none``; going back to a page took 0.9-1.5 s with either.
+    the column; the others are ``content-visibility: hidden``: not drawn, not clickable,
+    but laid out, so showing one again re-creates and re-measures nothing (painted in the
+    next frame). Measured with ``bench_app.py`` during runs, against ``display: none``
+    (which re-measured every figure of the page shown again, one whole-document layout a
+    figure): back to a page 0.0 s against 0.45-2.4 s until painted; a first visit to a page
+    0.84-1.0 s against 0.48-0.84 s (hidden pages are laid out with the new one).
 
     >>> "explorer-page-trees" in hidden_pages_rule("trees")
     True
@@ -354,7 +354,7 @@ def hidden_pages_rule(shown: str | None) -> str:
     return (":host { display: grid !important; grid-template-columns: minmax(0, 1fr); "
             "align-items: start; }\n"
             ":host > * { grid-area: 1 / 1; }\n"
-            f":host > .explorer-page{keep} {{ display: none !important; }}")
+            f":host > .explorer-page{keep} {{ content-visibility: hidden !important; }}")
 
 
 def _token_arguments() -> dict[str, str]:
