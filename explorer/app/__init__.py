@@ -299,7 +299,7 @@ class ExplorerApp(pn.viewable.Viewer):
         page built so far stays in the main area. A switch changes one style rule of the main
         area (:func:`hidden_pages_rule`), not the pages' ``visible`` (toggling that made
         Bokeh re-create the page's views and re-measure every figure)."""
-        with batched(pn.state.curdoc, adds_models=self.state.page not in self._built):
+        with batched(pn.state.curdoc):
             self._show_chosen_page()
 
     def _show_chosen_page(self) -> None:

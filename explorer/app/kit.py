@@ -32,7 +32,7 @@ import param
 
 from explorer.app.components import intro_card
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.offload import batched_callback
+from explorer.app.offload import locked_callback
 from explorer.app.runner import FitJob, LiveFitRunner
 from explorer.app.widgets import ParamForm
 from explorer.compare.code import estimator_code, merged_imports
@@ -224,7 +224,7 @@ class ModelPageView(pn.viewable.Viewer):
         self.runner.reset()
         self._fitted = None
 
-    @batched_callback
+    @locked_callback
     def set_shown(self, shown: bool) -> None:
         """The app shows or hides the page; a hidden page re-targets its views only when it is
         shown again (a data change costs nothing for pages nobody looks at)."""
@@ -262,7 +262,7 @@ class ModelPageView(pn.viewable.Viewer):
         if self._fitted is not None and self._last_result is not None:
             ModelPageView._finished(self, self._fitted, self._last_result)
 
-    @batched_callback
+    @locked_callback
     def _data_changed(self, *_) -> None:
         if not self._stale and self._same_examples(self.state.train):
             if self._shown:
@@ -292,7 +292,7 @@ class ModelPageView(pn.viewable.Viewer):
         self.errors.set_categories(train.task_names)
         self._cleared()
 
-    @batched_callback
+    @locked_callback
     def _params_changed(self, *_) -> None:
         warm = self.page.warm and self._fitted is not None
         self._warm_refit = warm

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Offloader", "batched", "batched_callback", "build_pool"]
+__all__ = ["Offloader", "batched", "build_pool", "locked_callback"]
 
 log = logging.getLogger(__name__)
 
@@ -46,16 +46,16 @@ def build_pool() -> ThreadPoolExecutor:
 
 
 @contextmanager
-def batched(doc, *, adds_models: bool = False):
+def batched(doc):
     """Make ``doc`` Panel's current document and send what changes in it as one message.
 
-    ``adds_models``: the changes attach new models (figures, a page). Each change of a
-    layout's children made Bokeh walk the whole document's references (about 0.12 s for a
-    session's document) and sent a message of its own, which the browser laid out before
-    the next: the Tasks page's seven new figures took 0.6 s of the event loop and 2.6 s to
-    arrive. Frozen, the walk is made once, at the end; it is made even when nothing was
-    added, so only callers that add models ask for it. Without a server session this only
-    sets the current document.
+    Every message made Bokeh index every model of the session's document, and the browser
+    laid the page out once per message: the Tasks page's seven new figures came in seven
+    messages (2.6 s to arrive), a live frame in three or four. Held, they go together.
+    (Bokeh's ``freeze`` of the model walk is not used: models added under it have no
+    document yet when Panel styles them, and Panel then points their style sheets at its
+    CDN, which an offline classroom cannot reach.) Without a server session this only sets
+    the current document.
     """
     from panel.io.document import hold
     from panel.io.state import set_curdoc
@@ -64,27 +64,35 @@ def batched(doc, *, adds_models: bool = False):
         if doc is None or getattr(doc, "session_context", None) is None:
             yield
             return
-        with hold(doc, freeze=adds_models):
+        with hold(doc):
             yield
 
 
-def batched_callback(fn):
-    """Run ``fn`` (a widget's or a button's callback) inside :func:`batched` for the current
-    document.
+def locked_callback(fn):
+    """Run ``fn`` (a widget's or a button's callback) where Bokeh's document lock is held.
 
-    Panel runs some callbacks of a served session outside Bokeh's document lock (a click
-    that arrives while a change from the browser is pending); there, a Bokeh model changed
-    directly (a source cleared, a status line set) made the server raise "_pending_writes
-    should be non-None", and the change never reached the browser: measured, a Reset during
-    a run whose status line then never said "Ready.". Held, the changes are dispatched by
-    Panel itself.
+    Panel runs some callbacks of a served session outside the lock (a click that arrives
+    while a change from the browser is pending); there, a Bokeh model changed directly (a
+    source cleared, the status line set) made the server raise "_pending_writes should be
+    non-None" and the change never reached the browser: measured, a Reset whose status
+    line never said "Ready.". Such a call is moved to the session's next tick, which Bokeh
+    runs with the lock; everywhere else (under the lock, notebooks, tests) it runs at once.
+    The test is the very attribute Bokeh's check reads, looked up defensively.
     """
     @functools.wraps(fn)
     def run(*args, **kwargs):
-        from panel.io.state import state
+        from panel.io.state import set_curdoc, state
 
-        with batched(state.curdoc):
-            return fn(*args, **kwargs)
+        doc = state.curdoc
+        session = getattr(getattr(doc, "session_context", None), "_session", None)
+        if session is not None and getattr(session, "_pending_writes", ()) is None:
+            def later() -> None:
+                with set_curdoc(doc):
+                    fn(*args, **kwargs)
+
+            doc.add_next_tick_callback(later)
+            return None
+        return fn(*args, **kwargs)
 
     return run
 

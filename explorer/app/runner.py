@@ -35,7 +35,7 @@ import panel as pn
 import param
 from sklearn.exceptions import ConvergenceWarning
 
-from explorer.app.offload import batched, batched_callback
+from explorer.app.offload import locked_callback
 
 __all__ = ["FitJob", "FitSession", "LiveFitRunner", "SnapshotRecord", "SPEEDS",
            "can_poll", "in_notebook_kernel", "release_memory_soon",
@@ -591,10 +591,11 @@ class LiveFitRunner(pn.viewable.Viewer):
         self.param.watch(lambda event: setattr(self._status_div, "text",
                                                _status_html(event.new)), "status")
         self._scrub_moved_at = 0.0
-        self._run_btn.on_click(lambda e: self.run())
-        self._step_btn.on_click(lambda e: self.step())
-        self._pause_btn.on_click(lambda e: self.pause())
-        self._reset_btn.on_click(lambda e: self.reset())
+        # the buttons' callbacks change Bokeh models: under the document lock
+        self._run_btn.on_click(locked_callback(lambda e: self.run()))
+        self._step_btn.on_click(locked_callback(lambda e: self.step()))
+        self._pause_btn.on_click(locked_callback(lambda e: self.pause()))
+        self._reset_btn.on_click(locked_callback(lambda e: self.reset()))
         # "unthrottled" one click away from the teaching pace the page opens with
         self._fast_btn = pn.widgets.Button(label="Fast", width=60,
                                            description="Full speed (unthrottled)")
@@ -603,7 +604,8 @@ class LiveFitRunner(pn.viewable.Viewer):
         # Only a user's release of the slider (value_throttled) scrubs. The server moves
         # ``value`` on every poll, and during a fast run the browser echoes stale values of
         # it back; taking those for a user's scrub paused runs after a few hundred steps.
-        self._scrub.param.watch(lambda event: self.scrub_to(event.new), "value_throttled")
+        self._scrub.param.watch(locked_callback(lambda event: self.scrub_to(event.new)),
+                                "value_throttled")
         self._set_speed()
         self.controls = pn.Column(
             pn.Row(self._run_btn, self._step_btn, self._pause_btn, self._reset_btn,
@@ -617,13 +619,11 @@ class LiveFitRunner(pn.viewable.Viewer):
     def _set_speed(self, *_):
         self.session.steps_per_second = SPEEDS[self._speed.value]
 
-    @batched_callback
     def run(self):
         self._following = True
         self.session.run()
         self._start_polling()
 
-    @batched_callback
     def step(self):
         self._following = True
         self.session.step()
@@ -632,7 +632,6 @@ class LiveFitRunner(pn.viewable.Viewer):
             self.session.wait(30)
             self.poll()
 
-    @batched_callback
     def pause(self):
         self.session.pause()
         self.poll()
@@ -641,7 +640,6 @@ class LiveFitRunner(pn.viewable.Viewer):
         self.session.stop()
         self._stop_polling()
 
-    @batched_callback
     def reset(self):
         """Stop the run and clear the record (data or hyper-parameters changed)."""
         self._stop_polling()
@@ -706,8 +704,7 @@ class LiveFitRunner(pn.viewable.Viewer):
 
         What a tick changes goes to the browser as one message (each message made Bokeh
         index every model of the session's document once)."""
-        with batched(pn.state.curdoc):
-            self._poll()
+        self._poll()
 
     def _poll(self):
         s = self.session
@@ -742,9 +739,8 @@ class LiveFitRunner(pn.viewable.Viewer):
                 or s.version == self._shown_version
                 or time.monotonic() - self._frame_sent_at < 1.0 / self.MAX_FPS):
             return
-        with batched(pn.state.curdoc):
-            self._send_frame()
-            self._update_status()
+        self._send_frame()
+        self._update_status()
 
     def _browser_ready(self) -> bool:
         """True when the browser has drawn the last frame (always, without a server)."""
@@ -806,7 +802,6 @@ class LiveFitRunner(pn.viewable.Viewer):
         if self.notify is not None:
             self.notify(message, level)
 
-    @batched_callback
     def scrub_to(self, index: int | None) -> None:
         """Show recorded snapshot ``index`` (pausing a run); the last one resumes following.
 

@@ -28,7 +28,7 @@ import panel as pn
 
 from explorer.app.components import intro_card
 from explorer.app.export import dataset_code, fresh_curdoc
-from explorer.app.offload import Offloader, batched_callback
+from explorer.app.offload import Offloader
 from explorer.app.widgets import ParamForm
 from explorer.compare import ComparisonCancelled, compare
 from explorer.compare.methods import METHODS, CompareSettings, chosen_estimators, methods_for
@@ -148,7 +148,6 @@ class ComparePage(pn.viewable.Viewer):
             return []
         return methods_for(data.kind, task_features=data.task_features is not None)
 
-    @batched_callback
     def _settings_changed(self, *_) -> None:
         self._show_relevant_controls()
 
@@ -164,7 +163,6 @@ class ComparePage(pn.viewable.Viewer):
             elif name != "n_trials":
                 widget.visible = name in used
 
-    @batched_callback
     def _data_changed(self, *_) -> None:
         """New data: a running comparison stops, results of the old data go."""
         self.cancel()
@@ -187,7 +185,6 @@ class ComparePage(pn.viewable.Viewer):
     def running(self) -> bool:
         return self._cancel is not None
 
-    @batched_callback
     def run(self) -> None:
         """Start a comparison of the chosen methods on the session's data (off the loop)."""
         if self.running:
@@ -295,7 +292,6 @@ class ComparePage(pn.viewable.Viewer):
         self.progress.visible = False
         self.run_button.disabled, self.cancel_button.disabled = False, True
 
-    @batched_callback
     def cancel(self) -> None:
         """Stop the running comparison (no new fit starts; the result is dropped)."""
         if self._cancel is not None:

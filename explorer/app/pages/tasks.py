@@ -119,15 +119,17 @@ class TasksPage(pn.viewable.Viewer):
 
     def _show(self, frame) -> None:
         """Patch the figures with a computed frame (on the event loop; no numerics); new
-        figures are attached in one walk of the document."""
-        adds = bool(frame[3]) or len(frame[1]["panels"]) > len(self._scatter.figures)
-        with batched(pn.state.curdoc, adds_models=adds):
+        figures are attached together (each change of a layout's children makes Bokeh walk
+        the whole document), in one message."""
+        with batched(pn.state.curdoc):
             self._patch(*frame)
 
     def _patch(self, dataset, scatter, truth, heatmaps) -> None:
         self._scatter.apply(scatter)
-        while len(self._scatter_box) < len(self._scatter.figures):
-            self._scatter_box.append(pn.pane.Bokeh(self._scatter.figures[len(self._scatter_box)]))
+        if len(self._scatter_box) < len(self._scatter.figures):
+            self._scatter_box.objects = [
+                *self._scatter_box.objects,
+                *(pn.pane.Bokeh(fig) for fig in self._scatter.figures[len(self._scatter_box):])]
         # The figures' own ``visible`` hides the unused panels: toggling a Bokeh pane's
         # ``visible`` makes Panel copy the figure's stylesheets back into the pane, which
         # its declaration refuses (ImportedStyleSheet is not a str) and the update stopped.
@@ -149,8 +151,10 @@ class TasksPage(pn.viewable.Viewer):
         present = {item["key"] for item in truth}
         for key, (_, column) in self._truth.items():
             column.visible = key in present
-        for item in truth:
-            self._show_truth(item, heatmaps.get(item["key"]))
+        added = [self._show_truth(item, heatmaps.get(item["key"])) for item in truth]
+        if any(column is not None for column in added):
+            self._truth_box.objects = [*self._truth_box.objects,
+                                       *(column for column in added if column is not None)]
 
     # ------------------------------------------------------------------ code and export
     def code(self) -> str:
@@ -179,8 +183,11 @@ class TasksPage(pn.viewable.Viewer):
         savable(view.figure)
         return view
 
-    def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> None:
+    def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> pn.Column | None:
+        """Show one kind of truth; the first time, returns its new column for the caller to
+        add (else None)."""
         matrix = item["matrix"]
+        column_added = None
         height = self._height(item)
         if item["key"] not in self._truth:
             view = made if made is not None else self._make_heatmap(item)
@@ -189,7 +196,7 @@ class TasksPage(pn.viewable.Viewer):
                                pn.pane.Markdown("", styles={"font-size": "1.0em"}),
                                width=440, margin=(5, 10))
             self._truth[item["key"]] = (view, column)
-            self._truth_box.append(column)
+            column_added = column
         view, column = self._truth[item["key"]]
         if view.shape != matrix.shape or view.row_names != list(map(str, item["row_names"])) \
                 or view.col_names != list(map(str, item["col_names"])):
@@ -199,3 +206,4 @@ class TasksPage(pn.viewable.Viewer):
         view.figure.title.text = item["title"]
         view.update(matrix)
         column[1].object = escape_markdown(item["note"])
+        return column_added

@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 
 from explorer.app.background import compute_off_loop
 from explorer.app.kit import ModelPage, ModelPageView
-from explorer.app.offload import batched_callback
+from explorer.app.offload import locked_callback
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
 from explorer.viz.live import escape
@@ -122,7 +122,7 @@ class TransferPageView(ModelPageView):
         self.table.object = transfer_table_markdown(getattr(result, "transfer", None))
         self._start_figure1()
 
-    @batched_callback
+    @locked_callback
     def _gate_moved(self, *_) -> None:
         """A slider moved: a gate evaluation and a 60 x 60 matrix-vector product, no fit."""
         values = [s.value for s in self.sliders if isinstance(s, pn.widgets.FloatSlider)]
