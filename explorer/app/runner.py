@@ -556,7 +556,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         # The next frame goes as soon as the browser acknowledges this one (not at the next
         # tick: a frame and its acknowledgement take ~100 ms, and waiting for the tick after
         # that halved the frame rate), at most MAX_FPS a second.
-        self.pacer.param.watch(self._on_drawn, "drawn")
+        self.pacer.param.watch(locked_callback(self._on_drawn), "drawn")
         self._frame_sent_at = 0.0
         self.session = FitSession(prepare, record_cap=record_cap,
                                   record_max_bytes=record_max_bytes)
