@@ -51,11 +51,12 @@ def batched(doc):
 
     Every message made Bokeh index every model of the session's document, and the browser
     laid the page out once per message: the Tasks page's seven new figures came in seven
-    messages (2.6 s to arrive), a live frame in three or four. Held, they go together.
-    (Bokeh's ``freeze`` of the model walk is not used: models added under it have no
-    document yet when Panel styles them, and Panel then points their style sheets at its
-    CDN, which an offline classroom cannot reach.) Without a server session this only sets
-    the current document.
+    messages (2.6 s to arrive). Held, they go together. Used for offloaded results and for
+    a page shown; live frames are not held (see ``LiveFitRunner.poll``). Bokeh's ``freeze``
+    of the model walk is not used either: models added under it have no document yet when
+    Panel styles them, and Panel then points their style sheets at its CDN, which an
+    offline classroom cannot reach. Without a server session this only sets the current
+    document.
     """
     from panel.io.document import hold
     from panel.io.state import set_curdoc

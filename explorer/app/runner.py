@@ -702,11 +702,9 @@ class LiveFitRunner(pn.viewable.Viewer):
     def poll(self):
         """Render the newest snapshot if it changed; update progress; stop when idle.
 
-        What a tick changes goes to the browser as one message (each message made Bokeh
-        index every model of the session's document once)."""
-        self._poll()
-
-    def _poll(self):
+        A frame is not held into one message (:func:`~explorer.app.offload.batched`): that
+        was faster, but on the MTBoost page a held frame reached the browser with a broken
+        binary buffer ("Offset is outside the bounds of the DataView")."""
         s = self.session
         # One reading of the state for the whole tick (the worker may finish meanwhile: a
         # status written from an older reading than the stop decision would stay stale);
