@@ -586,7 +586,8 @@ class LiveFitRunner(pn.viewable.Viewer):
         from bokeh.models import Div
 
         self._status_div = Div(text=_status_html(self.status), sizing_mode="stretch_width",
-                               styles={"font-size": "1.05em"})
+                               # padded to line up with the widgets below it
+                               styles={"font-size": "1.05em", "padding-left": "5px"})
         self._status = pn.pane.Bokeh(self._status_div, sizing_mode="stretch_width")
         self.param.watch(lambda event: setattr(self._status_div, "text",
                                                _status_html(event.new)), "status")

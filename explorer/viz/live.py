@@ -41,8 +41,6 @@ __all__ = ["MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", 
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 
-MAX_TICK_LABELS = MAX_CATEGORY_LABELS
-
 #: Screen pixels a heatmap cell gets at least: a larger matrix is pooled to fit (a frame
 #: carries what is displayed, not the 100 x 500 values of a matrix drawn 350 px wide).
 MIN_CELL_PX = 2
@@ -86,7 +84,7 @@ class MatrixHeatmap:
         whose colours rescale every frame is unreadable).
     title : str
     x_label, y_label : str
-        Axis titles. With more than ``MAX_TICK_LABELS`` columns (rows) the tick labels are
+        Axis titles. With more than ``style.MAX_CATEGORY_LABELS`` columns (rows) the tick labels are
         hidden (they would overlap); hover still names every cell.
 
     Examples
@@ -165,7 +163,7 @@ class MatrixHeatmap:
             getattr(self, "col_names", [""] * c), max(fig.width - 170, 80))
         category_ticks(fig.xaxis, c)
         category_ticks(fig.yaxis, r)
-        small = r <= MAX_TICK_LABELS and c <= MAX_TICK_LABELS
+        small = r <= MAX_CATEGORY_LABELS and c <= MAX_CATEGORY_LABELS
         self._borders.data = {
             "xs": ([[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]) if small else [],
             "ys": ([[0, r] for _ in range(1, c)] + [[k, k] for k in range(1, r)]) if small else []}
