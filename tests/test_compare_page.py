@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 
 import numpy as np
 import pandas as pd
@@ -113,6 +114,21 @@ def test_cancel_stops_the_comparison_and_says_so():
     assert max(calls) < 20 * 4
     assert re.search(r"Cancelled after \d+ of 80 fits", page.status.object)
     assert page.csv_button.disabled and not page.run_button.disabled
+
+
+def test_progress_reported_after_a_cancel_keeps_saying_cancelling():
+    # served, the fits already on the workers report after Cancel: the count must not
+    # turn the status line back to "Running" (the UI test waited on "Cancelling" in vain)
+    page = make_page()
+    page._cancel = threading.Event()
+    page.progress.max = 80
+    page._progress_seen = (3, 80)
+    page._show_progress()
+    assert page.status.object.startswith("Running … 3 of 80")
+    page.cancel()
+    page._progress_seen = (5, 80)
+    page._show_progress()
+    assert page.status.object.startswith("Cancelling … 5 of 80") and page.progress.value == 5
 
 
 def test_new_data_clears_the_results_of_the_old():

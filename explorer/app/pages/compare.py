@@ -28,7 +28,7 @@ import panel as pn
 
 from explorer.app.components import intro_card
 from explorer.app.export import dataset_code, fresh_curdoc
-from explorer.app.offload import Offloader
+from explorer.app.offload import Offloader, locked_callback
 from explorer.app.widgets import ParamForm
 from explorer.compare import ComparisonCancelled, compare
 from explorer.compare.methods import METHODS, CompareSettings, chosen_estimators, methods_for
@@ -99,8 +99,8 @@ class ComparePage(pn.viewable.Viewer):
         self.run_button = pn.widgets.Button(label="▶ Run comparison", color="primary",
                                             width=170)
         self.cancel_button = pn.widgets.Button(label="Cancel", width=90, disabled=True)
-        self.run_button.on_click(lambda *_: self.run())
-        self.cancel_button.on_click(lambda *_: self.cancel())
+        self.run_button.on_click(locked_callback(lambda *_: self.run()))
+        self.cancel_button.on_click(locked_callback(lambda *_: self.cancel()))
         self.progress = pn.indicators.Progress(value=0, max=1, visible=False,
                                                sizing_mode="stretch_width", bar_color="primary")
         self.status = pn.pane.Markdown("Ready: choose methods and press Run.",
@@ -285,7 +285,9 @@ class ComparePage(pn.viewable.Viewer):
             return
         done, total = self._progress_seen
         self.progress.value = min(done, total)
-        self.status.object = f"Running … {done} of {total} fits done."
+        # the fits already on the workers still report after a Cancel: keep saying so
+        verb = "Cancelling" if self._cancel.is_set() else "Running"
+        self.status.object = f"{verb} … {done} of {total} fits done."
 
     def _finish(self) -> None:
         self._cancel = None
