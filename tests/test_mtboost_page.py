@@ -75,15 +75,22 @@ def test_the_supertask_is_drawn_with_weights_and_flips():
     page.params.n_rounds = 5
     run(page)
     supertask = view(page, SupertaskView)
-    data = supertask.source.data
+    data = supertask.points
     assert len(data["x"]) == page.state.train.X.shape[0]
     last = page.runner.session.record.items()[-1].info
-    np.testing.assert_array_equal(data["flipped"], last["flipped"])
+    train = page.state.train
+    order = np.lexsort((train.X[:, 1], train.X[:, 0]))   # the points are drawn per label
+    drawn = np.lexsort((data["y"], data["x"]))
+    np.testing.assert_array_equal(data["flipped"][drawn], np.asarray(last["flipped"])[order])
+    # a point's colour is its supertask label: its label, negated where it was flipped
+    top = {name: train.y[train.task == t].max() for t, name in enumerate(train.task_names)}
+    signed = np.where([y == top[t] for y, t in zip(data["label"], data["task"])], 1, -1)
+    np.testing.assert_array_equal(data["supertask"], np.where(data["flipped"], -signed, signed))
     assert set(data["marker"]) <= {"circle", "triangle"}
     # the negated task is flipped against the base (their weights have opposite signs)
-    task = page.state.train.task
-    assert np.asarray(data["flipped"])[task == 0].all() != np.asarray(data["flipped"])[
-        task == 2].all()
+    names = [str(n) for n in train.task_names]
+    flipped = np.asarray(data["flipped"], bool)
+    assert flipped[data["task"] == names[0]].all() != flipped[data["task"] == names[2]].all()
     sizes = np.array(data["size"])
     assert sizes.max() > sizes.min()
 

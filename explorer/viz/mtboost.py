@@ -101,22 +101,32 @@ class LossBoundsView(LiveView):
 
 
 class SupertaskView(LiveView):
-    """The supertask of the newest round on 2-D data (size = weight, triangle = flipped)."""
+    """The supertask of the newest round on 2-D data (size = weight, triangle = flipped).
+
+    One renderer per supertask label, each of one colour. A single renderer coloured by a
+    column, with a legend built from a column, broke in the browser: BokehJS can draw a
+    legend between a source's new rows and their new colours, and then read a colour past
+    the end of the old ones ("Offset is outside the bounds of the DataView"), which a
+    frame that grows the points from none (the first after a Reset) met.
+    """
 
     TITLE = "Supertask: size = weight, triangle = flipped"
+    LABELS = (1, -1)
 
     def __init__(self, *, width: int = 440, height: int = 380):
-        self.source = ColumnDataSource(self._empty())
+        self.sources = {label: ColumnDataSource(self._empty()) for label in self.LABELS}
         fig = figure(width=width, height=height, tools="", toolbar_location=None,
                      title=self.TITLE, x_axis_label="x0", y_axis_label="x1",
                      sizing_mode="fixed")
-        self._points = fig.scatter("x", "y", source=self.source, size="size", marker="marker",
-                                   fill_color="color", line_color="color", fill_alpha=0.55,
-                                   legend_field="legend")
+        colors = label_colors(2)
+        renderers = [fig.scatter("x", "y", source=self.sources[label], size="size",
+                                 marker="marker", color=colors[int(label > 0)],
+                                 fill_alpha=0.55, legend_label=f"supertask label {label:+d}")
+                     for label in self.LABELS]
         fig.legend.location = "top_left"
         fig.legend.label_text_font_size = "9pt"
         fig.legend.background_fill_alpha = 0.6
-        fig.add_tools(HoverTool(renderers=[self._points], tooltips=[
+        fig.add_tools(HoverTool(renderers=renderers, tooltips=[
             ("task", "@task"), ("label", "@label"), ("weight", "@weight{0.0000}"),
             ("flipped", "@flipped")]))
         style_figure(fig)
@@ -126,8 +136,18 @@ class SupertaskView(LiveView):
 
     @staticmethod
     def _empty():
-        return {"x": [], "y": [], "size": [], "marker": [], "color": [], "task": [],
-                "label": [], "weight": [], "flipped": [], "legend": []}
+        return {"x": [], "y": [], "size": [], "marker": [], "task": [], "label": [],
+                "weight": [], "flipped": []}
+
+    @property
+    def points(self) -> dict[str, np.ndarray]:
+        """Every point drawn, as columns (+1 points first), plus its ``supertask`` label."""
+        columns = {key: np.concatenate([np.asarray(self.sources[label].data[key])
+                                        for label in self.LABELS])
+                   for key in self._empty()}
+        columns["supertask"] = np.concatenate([np.full(len(self.sources[label].data["x"]),
+                                                       label) for label in self.LABELS])
+        return columns
 
     def set_data(self, dataset) -> None:
         self._data = dataset if dataset.n_features == 2 else None
@@ -148,16 +168,17 @@ class SupertaskView(LiveView):
             rows = data.task == t
             labels[rows] = np.where(data.y[rows] == np.unique(data.y[rows])[-1], 1.0, -1.0)
         supertask = np.where(flipped, -labels, labels)
-        colors = label_colors(2)
-        names = [str(n) for n in data.task_names]
-        self.source.data = {
-            "x": data.X[:, 0].tolist(), "y": data.X[:, 1].tolist(),
-            "size": (3.0 + 22.0 * np.sqrt(weight * len(weight) / 4.0)).clip(3, 30).tolist(),
-            "marker": np.where(flipped, "triangle", "circle").tolist(),
-            "color": [colors[int(s > 0)] for s in supertask],
-            "task": [names[t] for t in data.task], "label": data.y.tolist(),
-            "weight": weight.tolist(), "flipped": flipped.tolist(),
-            "legend": [f"supertask label {'+1' if s > 0 else '-1'}" for s in supertask]}
+        size = (3.0 + 22.0 * np.sqrt(weight * len(weight) / 4.0)).clip(3, 30)
+        names = np.array([str(n) for n in data.task_names], dtype=object)
+        for label in self.LABELS:
+            rows = supertask == label
+            self.sources[label].data = {
+                "x": data.X[rows, 0].tolist(), "y": data.X[rows, 1].tolist(),
+                "size": size[rows].tolist(),
+                "marker": np.where(flipped[rows], "triangle", "circle").tolist(),
+                "task": names[data.task[rows]].tolist(), "label": data.y[rows].tolist(),
+                "weight": weight[rows].tolist(), "flipped": flipped[rows].tolist()}
 
     def clear(self) -> None:
-        self.source.data = self._empty()
+        for source in self.sources.values():
+            source.data = self._empty()
