@@ -51,9 +51,10 @@ def batched(doc):
 
     Every message made Bokeh index every model of the session's document, and the browser
     laid the page out once per message: the Tasks page's seven new figures came in seven
-    messages (2.6 s to arrive). Held, they go together. Used for offloaded results and for
-    a page shown; live frames are not held (see ``LiveFitRunner.poll``). Bokeh's ``freeze``
-    of the model walk is not used either: models added under it have no document yet when
+    messages (2.6 s to arrive). Held, they go together. Used for offloaded results, for a
+    page shown and for a live frame (``LiveFitRunner.poll``); a view must then draw right
+    when its changes arrive together (see ``viz.mtboost.SupertaskView``). Bokeh's ``freeze``
+    of the model walk is not used: models added under it have no document yet when
     Panel styles them, and Panel then points their style sheets at its CDN, which an
     offline classroom cannot reach. Without a server session this only sets the current
     document.
