@@ -74,6 +74,11 @@ class FramePacer(JSComponent):
     frame = param.Integer(default=0)
     drawn = param.Integer(default=0)
 
+    # The acknowledgement is handled on the next tick, not after Panel's 50 ms debounce: it
+    # gates the next frame, and while a debounced change was pending Panel queued every
+    # click of the session behind it (a Pause reached the runner 0.5 s after it was sent).
+    _priority_changes = ["drawn"]
+
     _esm = """
 export function render({ model, el }) {
   el.style.display = "none";
