@@ -705,8 +705,8 @@ class LiveFitRunner(pn.viewable.Viewer):
 
         What a tick changes goes to the browser as one message
         (:func:`~explorer.app.offload.batched`): unheld, a frame was three to six messages,
-        and Bokeh indexed every model of the session's document for each (pause p95 on
-        Trees 555 ms unheld, 214 ms held)."""
+        and Bokeh indexed every model of the session's document for each (Trees' pause p95
+        at the defaults: 555 ms unheld; 214-462 ms held, over four benchmark runs)."""
         with batched(pn.state.curdoc):
             self._poll()
 
