@@ -84,7 +84,8 @@ def test_the_supertask_is_drawn_with_weights_and_flips():
     np.testing.assert_array_equal(data["flipped"][drawn], np.asarray(last["flipped"])[order])
     # a point's colour is its supertask label: its label, negated where it was flipped
     top = {name: train.y[train.task == t].max() for t, name in enumerate(train.task_names)}
-    signed = np.where([y == top[t] for y, t in zip(data["label"], data["task"])], 1, -1)
+    is_top = [y == top[t] for y, t in zip(data["label"], data["task"], strict=True)]
+    signed = np.where(is_top, 1, -1)
     np.testing.assert_array_equal(data["supertask"], np.where(data["flipped"], -signed, signed))
     assert set(data["marker"]) <= {"circle", "triangle"}
     # the negated task is flipped against the base (their weights have opposite signs)
