@@ -279,8 +279,9 @@ STATUS_HOOK = """
       const now = performance.now();
       const m = e.column_source || e.model;
       if (m && (e.column_source || e.attr === "data")) window.__cds.push(now);
-      if (e.attr !== "text" || !e.model) return;
-      const text = String(e.value !== undefined ? e.value : e.model.text);
+      // the status line's "html" (a StatusLine; "text" of the Div it was before)
+      if ((e.attr !== "html" && e.attr !== "text") || !e.model) return;
+      const text = String(e.value !== undefined ? e.value : e.model[e.attr]);
       const found = re.exec(text);
       if (found) {
         window.__state = found[1]; window.__step = Number(found[2]); window.__seq += 1;

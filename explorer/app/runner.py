@@ -550,7 +550,7 @@ class LiveFitRunner(pn.viewable.Viewer):
                  record_cap=500, record_max_bytes=RECORD_MAX_BYTES, period_ms: int = 100,
                  speed: str = "10 steps/s", **params):
         super().__init__(**params)
-        from explorer.app.components import FramePacer
+        from explorer.app.components import FramePacer, StatusLine
 
         self.pacer = FramePacer(width=0, height=0, margin=0)
         # The next frame goes as soon as the browser acknowledges this one (not at the next
@@ -580,17 +580,12 @@ class LiveFitRunner(pn.viewable.Viewer):
                                            disabled=True, sizing_mode="stretch_width")
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False,
                                     sizing_mode="stretch_width")
-        # The status line is a plain Bokeh Div, its text set directly: it changes every
-        # frame, and a Markdown pane's update went through Panel's pane machinery (markdown
-        # parsing, the design's style sheets) for ~15% of the event loop during a run.
-        from bokeh.models import Div
-
-        self._status_div = Div(text=_status_html(self.status), sizing_mode="stretch_width",
-                               # padded to line up with the widgets below it
-                               styles={"font-size": "1.05em", "padding-left": "5px"})
-        self._status = pn.pane.Bokeh(self._status_div, sizing_mode="stretch_width")
-        self.param.watch(lambda event: setattr(self._status_div, "text",
-                                               _status_html(event.new)), "status")
+        # The status line changes on every tick of a run: a component whose text change does
+        # not lay the page out again (a Bokeh Div's did, ~40 style recalculations a frame).
+        self._status = StatusLine(html=_status_html(self.status), height=24,
+                                  sizing_mode="stretch_width", margin=(0, 5))
+        self.param.watch(lambda event: setattr(self._status, "html", _status_html(event.new)),
+                         "status")
         self._scrub_moved_at = 0.0
         # the buttons' callbacks change Bokeh models: under the document lock
         self._run_btn.on_click(locked_callback(lambda e: self.run()))
