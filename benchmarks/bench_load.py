@@ -264,7 +264,7 @@ class Client:
                         # the data are built off the event loop, then the new summary
                         self.summary_seq += 1
                         self.building = "building the new data" in str(new)
-                    elif (attr == "text" and self.status_id is not None
+                    elif (attr in STATUS_ATTRS and self.status_id is not None
                           and (event.get("model", {}).get("id") == self.status_id
                                or (self.status_id == "any"
                                    and re.search(r"- step \d+", str(new))))):
@@ -325,9 +325,14 @@ async def run_changer(client: Client, end: float, interval: float, seed0: int) -
             client.stats["timeouts"] += 1
 
 
+#: Where the runner's status line keeps its text: a StatusLine's data model ("html"); "text"
+#: was the Bokeh Div it replaced.
+STATUS_ATTRS = ("html", "text")
+
+
 async def run_fitter(client: Client, end: float) -> None:
-    found = [mid for mid, m in client.models.items()
-             if re.search(r"Ready\.|- step \d+", str(m.get("attributes", {}).get("text", "")))]
+    found = [mid for mid, m in client.models.items() for attr in STATUS_ATTRS
+             if re.search(r"Ready\.|- step \d+", str(m.get("attributes", {}).get(attr, "")))]
     try:
         run_id, reset_id = client.find(label="▶ Run"), client.find(label="Reset")
     except LookupError:   # the page has no runner (e.g. it could not be built): an error

@@ -50,8 +50,11 @@ def test_compute_runs_off_the_callers_thread_and_apply_on_the_loop():
     off = offloader(loop)
     off.submit("k", lambda: where.setdefault("compute", threading.get_ident()) and 5,
                lambda result: where.setdefault("apply", (threading.get_ident(), result)))
-    assert "apply" not in where           # nothing is applied before the loop runs it
-    assert loop.run(1) == 1
+    time.sleep(0.2)
+    # the work starts from the loop's next tick (the caller's changes go out first) ...
+    assert "compute" not in where
+    assert "apply" not in where           # ... and nothing is applied before the loop runs it
+    assert loop.run(2) == 2
     assert where["compute"] != threading.get_ident()
     assert where["apply"] == (threading.get_ident(), 5)
     assert not off.pending("k")
@@ -63,10 +66,11 @@ def test_the_newest_request_wins_and_errors_reach_on_error():
     applied, errors = [], []
     off = offloader(loop, workers=1)
     off.submit("k", lambda: gate.wait(10) and "first", applied.append)
+    loop.run(1)                           # started: it computes until the gate opens
     off.submit("k", lambda: "second", applied.append)
     off.submit("other", lambda: 1 / 0, applied.append, errors.append)
     gate.set()
-    loop.run(3, timeout=5)
+    loop.run(5, timeout=5)
     assert applied == ["second"]          # the first finished late and was dropped
     assert len(errors) == 1 and isinstance(errors[0], ZeroDivisionError)
 
@@ -77,7 +81,7 @@ def test_a_closed_offloader_applies_nothing():
     off = offloader(loop)
     off.submit("k", lambda: 1, applied.append)
     off.close()
-    loop.run(1, timeout=1)
+    loop.run(2, timeout=1)
     assert applied == []
 
 
@@ -88,14 +92,14 @@ def test_the_state_builds_data_off_the_loop_and_publishes_on_it():
     before = state.dataset
     state.data_seed = 7
     assert state.dataset is before and state.building   # the loop is free meanwhile
-    loop.run(1)
+    loop.run(2)
     assert state.dataset is not before and not state.building and state.error == ""
     expected = make_task_family(random_state=7)
     np.testing.assert_array_equal(state.dataset.X, expected.X)
     # three quick changes: one build published, the last one's
     for seed in (1, 2, 3):
         state.data_seed = seed
-    loop.run(3, timeout=3)
+    loop.run(4, timeout=3)      # three starts (two find themselves superseded), one result
     np.testing.assert_array_equal(state.dataset.X, make_task_family(random_state=3).X)
 
 
@@ -105,7 +109,7 @@ def test_a_refused_value_built_off_the_loop_keeps_the_data_and_says_why():
     state.offloader = offloader(loop)
     good = state.dataset
     state.data_params = {**state.current_params(), "n_samples_per_task": 10**7}
-    loop.run(1)
+    loop.run(2)
     assert state.dataset is good and not state.building
     assert "n_samples_per_task must be an integer" in state.error
     assert state.current_params()["n_samples_per_task"] != 10**7   # the spec went back

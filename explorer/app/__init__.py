@@ -407,6 +407,23 @@ def _show_notification(level: str, message: str) -> None:
     getattr(area, level)(escape(message), duration=duration)
 
 
+class ExplorerTemplate(pn.template.BootstrapTemplate):
+    """The Bootstrap template, attached to a session's document in one walk of its models.
+
+    Attaching a template adds one root per area and Panel freezes and thaws the document
+    around each, so Bokeh walked every model of the new session ~9 times (~420 models on
+    the Outliers page: 0.41 s of the 0.75 s a new session took before its HTML went out).
+    Frozen around the whole attachment, Bokeh walks them once when it thaws (0.26 s).
+    """
+
+    def server_doc(self, doc=None, title=None, location=True):
+        doc = doc if doc is not None else pn.state.curdoc
+        if doc is None:
+            return super().server_doc(doc, title, location)
+        with doc.models.freeze():
+            return super().server_doc(doc, title, location)
+
+
 def build_app() -> pn.template.BootstrapTemplate:
     """The whole app for one session: a Bootstrap template titled "MTL Explorer"."""
     pn.extension(notifications=True)
@@ -434,7 +451,7 @@ def build_app() -> pn.template.BootstrapTemplate:
     state.param.watch(lambda event: _show_notification(*event.new), "notification")
     if early:
         pn.state.onload(lambda: [_show_notification(*notice) for notice in early])
-    template = pn.template.BootstrapTemplate(
+    template = ExplorerTemplate(
         # one root per area: every extra root makes Bokeh recompute the whole document
         title=TITLE, sidebar=[pn.Column(*app.sidebar, sizing_mode="stretch_width")],
         main=[app.main], header_background=ACCENT,
