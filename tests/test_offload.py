@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import param
 
-from explorer.app.offload import Offloader
+from explorer.app.offload import Offloader, after_this_paint
 from explorer.app.state import ExplorerState
 from explorer.data import make_task_family
 
@@ -134,3 +134,10 @@ def test_the_tasks_page_patches_its_figures_in_place():
     assert {key: view.figure for key, (view, _) in page._truth.items()} == heatmaps
     relation = page._truth["task_relation"][0]
     assert relation.shape == (2, 2) and relation.values[0, 1] == 1.0
+
+
+def test_after_this_paint_defers_nothing_without_a_served_session():
+    # a notebook or a test has no browser to paint first: the caller shows everything now
+    ran = []
+    assert after_this_paint(lambda: ran.append(1)) is False
+    assert ran == []

@@ -30,9 +30,9 @@ import numpy as np
 import panel as pn
 import param
 
-from explorer.app.components import intro_card
+from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.offload import locked_callback
+from explorer.app.offload import after_this_paint, locked_callback
 from explorer.app.runner import FitJob, LiveFitRunner
 from explorer.app.widgets import ParamForm
 from explorer.compare.code import estimator_code, merged_imports
@@ -184,6 +184,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._warm_refit = False
         self._shown_step = 0
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
+        self._first_draw = True
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
@@ -209,15 +210,27 @@ class ModelPageView(pn.viewable.Viewer):
         return [f for view in self.views for f in view.figures] + [self.errors.figure]
 
     def _sync_figures(self) -> None:
-        """Show every view's figures, in order. A view may make figures late (the first time
-        the data or a snapshot needs them: the fewest models); existing panes are kept."""
+        """Show every view's figures, in order, then the page's own panes (MT-KNN's inspector).
+
+        A view may make figures late (the first time the data or a snapshot needs them: the
+        fewest models); existing panes are kept. The first time a served page is drawn, only
+        its first figure (the main live view, on screen at 1366 x 768) goes with the page;
+        the others, below the fold, follow in the next message (:func:`after_this_paint`),
+        so the browser paints the page without laying out and drawing them first.
+        """
         figures = self._figures()
-        if len(figures) == len(self._panes):
-            return
         for fig in figures:
             if id(fig) not in self._panes:
                 self._panes[id(fig)] = pn.pane.Bokeh(savable(fig))
-        self.body.objects = [self._panes[id(fig)] for fig in figures]
+        panes = [self._panes[id(fig)] for fig in figures]
+        if self._first_draw:
+            self._first_draw = False
+            if after_this_paint(self._sync_figures):
+                panes = panes[:1]
+        ours = {id(pane) for pane in self._panes.values()}
+        wanted = panes + [obj for obj in self.body.objects if id(obj) not in ours]
+        if [id(obj) for obj in wanted] != [id(obj) for obj in self.body.objects]:
+            set_flex_objects(self.body, wanted)
 
     def close(self) -> None:
         """The session ended: stop the worker (paused or not) and release the record."""

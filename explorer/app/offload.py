@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Offloader", "batched", "build_pool", "locked_callback"]
+__all__ = ["Offloader", "after_this_paint", "batched", "build_pool", "locked_callback"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +68,39 @@ def batched(doc):
             return
         with hold(doc):
             yield
+
+
+def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -> bool:
+    """Run ``callback`` on the session's loop once what is sent now can be drawn, in a message
+    of its own: for what a page may show a moment later than the rest (figures below the
+    fold), so the browser draws the rest without waiting for it.
+
+    Before the session has loaded (its first render), that is when the browser reports its
+    document drawn (Panel's ``onload``), or after ``fallback_s`` if that report never comes;
+    later (a page opened by a click), the loop's next tick: the message in hand goes first.
+    Returns False, and runs nothing, without a served session (a notebook, a test: there
+    everything is shown at once).
+    """
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is None or getattr(doc, "session_context", None) is None:
+        return False
+    done = threading.Event()
+
+    def run() -> None:
+        if done.is_set():
+            return
+        done.set()
+        with batched(doc):
+            callback()
+
+    if pn.state.loaded:
+        doc.add_next_tick_callback(run)
+    else:
+        pn.state.onload(run)
+        doc.add_timeout_callback(run, int(fallback_s * 1000))
+    return True
 
 
 def locked_callback(fn):

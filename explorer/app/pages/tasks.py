@@ -12,7 +12,7 @@ import re
 
 import panel as pn
 
-from explorer.app.components import intro_card
+from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.offload import Offloader, batched
 from explorer.viz.live import MatrixHeatmap
@@ -127,9 +127,9 @@ class TasksPage(pn.viewable.Viewer):
     def _patch(self, dataset, scatter, truth, heatmaps) -> None:
         self._scatter.apply(scatter)
         if len(self._scatter_box) < len(self._scatter.figures):
-            self._scatter_box.objects = [
+            set_flex_objects(self._scatter_box, [
                 *self._scatter_box.objects,
-                *(pn.pane.Bokeh(fig) for fig in self._scatter.figures[len(self._scatter_box):])]
+                *(pn.pane.Bokeh(fig) for fig in self._scatter.figures[len(self._scatter_box):])])
         # The figures' own ``visible`` hides the unused panels: toggling a Bokeh pane's
         # ``visible`` makes Panel copy the figure's stylesheets back into the pane, which
         # its declaration refuses (ImportedStyleSheet is not a str) and the update stopped.
@@ -153,8 +153,9 @@ class TasksPage(pn.viewable.Viewer):
             column.visible = key in present
         added = [self._show_truth(item, heatmaps.get(item["key"])) for item in truth]
         if any(column is not None for column in added):
-            self._truth_box.objects = [*self._truth_box.objects,
-                                       *(column for column in added if column is not None)]
+            set_flex_objects(self._truth_box,
+                             [*self._truth_box.objects,
+                              *(column for column in added if column is not None)])
 
     # ------------------------------------------------------------------ code and export
     def code(self) -> str:
