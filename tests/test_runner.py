@@ -351,3 +351,42 @@ def test_ended_sessions_share_one_memory_trim(monkeypatch):
     assert calls == [1] and not runner_module._trim_pending
     runner_module.release_memory_soon()          # no loop (a notebook): at once
     assert calls == [1, 1] and not runner_module._trim_pending
+
+
+def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_tick(
+        monkeypatch):
+    """The browser drew a frame sooner than 1 / MAX_FPS after it went: the next frame is
+    booked for that moment (once), not left to the next poll tick."""
+    import contextlib
+
+    import explorer.app.runner as runner_module
+
+    class ServedDoc:                       # what the runner uses of a served document
+        session_context = object()
+
+        def __init__(self):
+            self.timeouts = []
+
+        def add_timeout_callback(self, callback, ms):
+            self.timeouts.append((callback, ms))
+
+    rendered = []
+    runner = LiveFitRunner(job(FakeEstimator(n=3)), rendered.append)
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    assert runner.session.wait(5)
+    doc = ServedDoc()
+    monkeypatch.setattr(runner_module.pn.state, "curdoc", doc)
+    monkeypatch.setattr(runner_module, "batched", lambda d: contextlib.nullcontext())
+    runner._callback = object()            # a run being polled
+    runner._frame_sent()                   # a frame went just now ...
+    runner.pacer.drawn = runner.pacer.frame   # ... and the browser has drawn it already
+    runner._on_drawn()
+    runner._on_drawn()                     # a second early acknowledgement books nothing
+    assert rendered == [] and len(doc.timeouts) == 1
+    callback, ms = doc.timeouts[0]
+    assert 1 <= ms <= 1000 / LiveFitRunner.MAX_FPS + 1
+    runner._frame_sent_at -= 1.0           # the booked moment has come
+    callback()
+    assert [s.step for s in rendered] == [3] and runner.pacer.frame == 2
+    assert "step 3" in runner.status

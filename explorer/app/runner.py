@@ -558,6 +558,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         # that halved the frame rate), at most MAX_FPS a second.
         self.pacer.param.watch(locked_callback(self._on_drawn), "drawn")
         self._frame_sent_at = 0.0
+        self._frame_booked = False
         self.session = FitSession(prepare, record_cap=record_cap,
                                   record_max_bytes=record_max_bytes)
         self.render, self.on_finish, self.on_reset = render, on_finish, on_reset
@@ -732,15 +733,32 @@ class LiveFitRunner(pn.viewable.Viewer):
             self._frame_sent()
 
     def _on_drawn(self, *_) -> None:
-        """The browser drew the last frame: the next goes now if one is due (on the loop)."""
+        """The browser drew the last frame: the next goes now if one is due (on the loop).
+
+        An acknowledgement that comes sooner than ``1 / MAX_FPS`` after its frame books the
+        next frame for that moment: left to the next poll tick (up to 100 ms later), the
+        frames of a page the browser draws in ~50 ms went at the tick's 10 a second."""
         s = self.session
         if (self._callback is None or not self._rendering or not self._following
-                or s.version == self._shown_version
-                or time.monotonic() - self._frame_sent_at < 1.0 / self.MAX_FPS):
+                or s.version == self._shown_version):
             return
-        with batched(pn.state.curdoc):
+        wait_s = 1.0 / self.MAX_FPS - (time.monotonic() - self._frame_sent_at)
+        doc = pn.state.curdoc
+        if wait_s > 0:
+            if doc is not None and self._has_server() and not self._frame_booked:
+                self._frame_booked = True
+                doc.add_timeout_callback(lambda: self._booked_frame(doc),
+                                         max(1, int(wait_s * 1000)))
+            return
+        with batched(doc):
             self._send_frame()
             self._update_status()
+
+    def _booked_frame(self, doc) -> None:
+        self._frame_booked = False
+        if self.pacer.drawn >= self.pacer.frame:   # no frame went meanwhile (the poll's)
+            with batched(doc):
+                self._on_drawn()
 
     def _browser_ready(self) -> bool:
         """True when the browser has drawn the last frame (always, without a server)."""
