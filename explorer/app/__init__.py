@@ -325,7 +325,6 @@ class ExplorerApp(pn.viewable.Viewer):
             frame.css_classes = [*frame.css_classes, "explorer-page",
                                  f"explorer-page-{page.slug}"]
             self._frames[page.slug] = frame
-            self.main.append(frame)
         self._page_error.visible = False
         for slug, built in self._built.items():   # hidden pages wait for data changes
             if slug != page.slug and hasattr(built, "set_shown"):
@@ -333,7 +332,13 @@ class ExplorerApp(pn.viewable.Viewer):
         if hasattr(view, "set_shown"):
             view.set_shown(True)
         self._shown_view = view
-        self.main.stylesheets = [hidden_pages_rule(page.slug)]
+        # the new page and the rule that shows it in one update of the main area (each
+        # update made Bokeh walk every model of the document)
+        update = {"stylesheets": [hidden_pages_rule(page.slug)]}
+        frame = self._frames[page.slug]
+        if all(obj is not frame for obj in self.main.objects):   # built just now
+            update["objects"] = [*self.main.objects, frame]
+        self.main.param.update(**update)
 
 
 def hidden_pages_rule(shown: str | None) -> str:
