@@ -193,6 +193,9 @@ class Client:
             raise RuntimeError(f"no ACK: {ack and ack.msgtype}")
         self.send("PULL-DOC-REQ", {})
         reply = await self.read()
+        # as BokehJS does: a patch made before the document was pulled is in the document
+        while reply is not None and reply.msgtype == "PATCH-DOC":
+            reply = await self.read()
         if reply is None or reply.msgtype != "PULL-DOC-REPLY":
             raise RuntimeError(f"no PULL-DOC-REPLY: {reply and reply.msgtype}")
         _walk(reply.content, self.models)

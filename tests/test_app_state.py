@@ -254,6 +254,31 @@ def test_shell_builds_pages_lazily_and_caches_them():
     assert ":not(.explorer-page-a)" in hidden_pages_rule("a")
 
 
+def test_closing_the_session_closes_every_page_even_after_one_fails():
+    from explorer.app.pages import Page
+
+    closed = []
+
+    class View:
+        def __init__(self, slug):
+            self.slug = slug
+
+        def __panel__(self):
+            import panel as pn
+            return pn.pane.Markdown(self.slug)
+
+        def close(self):
+            closed.append(self.slug)
+            if self.slug == "a":
+                raise RuntimeError("a's clean-up failed")
+
+    pages = [Page("a", "A", lambda state: View("a")), Page("b", "B", lambda state: View("b"))]
+    app, _ = _shell(pages)
+    app.state.page = "b"
+    app.close()
+    assert closed == ["a", "b"]
+
+
 def test_model_page_says_politely_when_the_data_do_not_suit_it():
     from explorer.app.pages import PAGES
 

@@ -332,6 +332,21 @@ def test_a_hidden_page_fits_on_without_frames_and_shows_the_newest_when_shown():
     assert len(rendered) == 1
 
 
+def test_closing_stops_a_paused_worker_and_leaves_the_widgets_alone():
+    runner = LiveFitRunner(job(FakeEstimator(n=1000, delay=0.01)), lambda snap: None)
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    time.sleep(0.1)
+    runner.session.pause()
+    assert runner.session.wait(5) and runner.session.active
+    runner.poll()
+    shown = runner.status
+    assert "paused" in shown
+    runner.close()            # the session's document is going: no widget is touched
+    assert not runner.session.active and runner.session.latest() is None
+    assert runner.status == shown
+
+
 def test_ended_sessions_share_one_memory_trim(monkeypatch):
     import asyncio
 

@@ -280,11 +280,16 @@ class ExplorerApp(pn.viewable.Viewer):
 
     # ------------------------------------------------------------------ main area
     def close(self) -> None:
-        """End the session's work: every built page stops its fit and drops its record."""
-        for view in self._built.values():
+        """End the session's work: every built page stops its fit and drops its record (a page
+        whose clean-up fails does not keep the others from theirs)."""
+        for slug, view in self._built.items():
             close = getattr(view, "close", None)
-            if close is not None:
+            if close is None:
+                continue
+            try:
                 close()
+            except Exception:  # noqa: BLE001 -- logged; the next page still closes
+                log.exception("closing page %r failed", slug)
         self._built.clear()
         self._frames.clear()
 

@@ -98,11 +98,11 @@ class StatusLine(JSComponent):
     step and objective), drawn without re-laying out the page.
 
     A Bokeh ``Div`` whose text changes re-renders itself and then lays out the whole page
-    from the root: BokehJS re-reads the computed style of every layout box (measured on
-    Trees during a run: ~40 forced style recalculations per frame, the browser's largest
-    cost after the figures). Here the text is swapped inside a box of fixed height, which
-    BokehJS does not know has changed; a line too long for the box ends in an ellipsis and
-    shows whole as a tooltip.
+    from the root: BokehJS re-reads the computed style of every layout box, on every tick
+    of a run. Measured in one A/B on Trees (largest data, 30 steps/s): the browser received
+    4.9 frames a second with the Div, 10.5 with this line. Here the text is swapped inside
+    a box of fixed height, which BokehJS does not know has changed; a line too long for the
+    box ends in an ellipsis and shows whole as a tooltip.
 
     ``html`` is shown as HTML: the caller escapes it (see ``runner._status_html``).
     """

@@ -234,7 +234,7 @@ class ModelPageView(pn.viewable.Viewer):
 
     def close(self) -> None:
         """The session ended: stop the worker (paused or not) and release the record."""
-        self.runner.reset()
+        self.runner.close()
         self._fitted = None
 
     @locked_callback

@@ -582,7 +582,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False,
                                     sizing_mode="stretch_width")
         # The status line changes on every tick of a run: a component whose text change does
-        # not lay the page out again (a Bokeh Div's did, ~40 style recalculations a frame).
+        # not lay the page out again (a Bokeh Div's did, see StatusLine).
         self._status = StatusLine(html=_status_html(self.status), height=24,
                                   sizing_mode="stretch_width", margin=(0, 5))
         self.param.watch(lambda event: setattr(self._status, "html", _status_html(event.new)),
@@ -636,6 +636,14 @@ class LiveFitRunner(pn.viewable.Viewer):
     def stop(self):
         self.session.stop()
         self._stop_polling()
+
+    def close(self):
+        """The session ended: stop the worker (paused or not) and drop the record, touching
+        no widget. The session's document is being destroyed: a browser-side component's
+        model takes no value any more (setting the status line there raised, and the end of
+        the session's clean-up never ran)."""
+        self._stop_polling()
+        self.session.reset()
 
     def reset(self):
         """Stop the run and clear the record (data or hyper-parameters changed)."""
@@ -755,6 +763,7 @@ class LiveFitRunner(pn.viewable.Viewer):
             self._update_status()
 
     def _booked_frame(self, doc) -> None:
+        """The moment booked by an early acknowledgement (a timeout callback on ``doc``)."""
         self._frame_booked = False
         if self.pacer.drawn >= self.pacer.frame:   # no frame went meanwhile (the poll's)
             with batched(doc):
