@@ -15,12 +15,12 @@ Measured (``--json`` prints one JSON object; the keys below; times are wall cloc
   cookies): ``page.goto`` -> the page's heading and its first plot canvas visible. One
   warm-up load (not counted) first, so the server's imports are not in the numbers.
 * ``live_fps``: worst model page of ``live_fps_by_page`` -- during an unthrottled run at the
-  default data, the frames the browser *receives* per second: changes of the runner's status
-  line (``running - step N``, one per rendered frame) seen by a hook on the Bokeh document,
-  counted from the click on Run over a 4 s window or until the fit ends. ``live_fps_large``
-  the same at the large data. ``live_data_fps_by_page`` counts the same window by the data
-  (bursts of data-source changes more than 30 ms apart): once the status line is no longer
-  written once per frame, that is the frame rate. The fits are made long with the page's own
+  default data, the changes of the runner's status line (``running - step N``) the browser
+  *receives* per second, seen by a hook on the Bokeh document, counted from the click on Run
+  over a 4 s window or until the fit ends. ``live_fps_large`` the same at the large data.
+  The status line changes with every frame and also on poll ticks between frames, so the
+  frame rate itself is ``live_data_fps_by_page``: the same window counted by the data
+  (bursts of data-source changes more than 30 ms apart). The fits are made long with the page's own
   link parameters (``LONG_FIT``: smallest penalties, iteration caps and depth at their
   bounds); at the default data they still end within ~1 s unthrottled, so a fit that ends
   within ``FPS_MIN_SPAN_S`` is measured again at 30 steps/s (``fps_speed``): the solver
