@@ -311,7 +311,8 @@ class ExplorerApp(pn.viewable.Viewer):
         state = self.state
         page = self.pages[state.page]
         view = self._built.get(page.slug)
-        if view is None:
+        built_now = view is None
+        if built_now:
             try:
                 view = page.build(state)
             except Exception as exc:  # a page bug must not take the app down
@@ -340,9 +341,8 @@ class ExplorerApp(pn.viewable.Viewer):
         # the new page and the rule that shows it in one update of the main area (each
         # update made Bokeh walk every model of the document)
         update = {"stylesheets": [hidden_pages_rule(page.slug)]}
-        frame = self._frames[page.slug]
-        if all(obj is not frame for obj in self.main.objects):   # built just now
-            update["objects"] = [*self.main.objects, frame]
+        if built_now:
+            update["objects"] = [*self.main.objects, self._frames[page.slug]]
         self.main.param.update(**update)
 
 

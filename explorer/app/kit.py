@@ -184,7 +184,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._warm_refit = False
         self._shown_step = 0
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
-        self._first_draw = True
+        self._first_draw = True    # the page has not been drawn yet
+        self._all_shown = False    # every figure made so far has its pane in the body
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
@@ -219,14 +220,17 @@ class ModelPageView(pn.viewable.Viewer):
         so the browser paints the page without laying out and drawing them first.
         """
         figures = self._figures()
+        if self._all_shown and len(figures) == len(self._panes):
+            return   # every frame comes here: nothing new
         for fig in figures:
             if id(fig) not in self._panes:
                 self._panes[id(fig)] = pn.pane.Bokeh(savable(fig))
         panes = [self._panes[id(fig)] for fig in figures]
+        self._all_shown = True
         if self._first_draw:
             self._first_draw = False
             if after_this_paint(self._sync_figures):
-                panes = panes[:1]
+                panes, self._all_shown = panes[:1], False
         ours = {id(pane) for pane in self._panes.values()}
         wanted = panes + [obj for obj in self.body.objects if id(obj) not in ours]
         if [id(obj) for obj in wanted] != [id(obj) for obj in self.body.objects]:

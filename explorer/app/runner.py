@@ -753,7 +753,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         wait_s = 1.0 / self.MAX_FPS - (time.monotonic() - self._frame_sent_at)
         doc = pn.state.curdoc
         if wait_s > 0:
-            if doc is not None and self._has_server() and not self._frame_booked:
+            if self._has_server() and not self._frame_booked:
                 self._frame_booked = True
                 doc.add_timeout_callback(lambda: self._booked_frame(doc),
                                          max(1, int(wait_s * 1000)))
@@ -764,9 +764,11 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     def _booked_frame(self, doc) -> None:
         """The moment booked by an early acknowledgement (a timeout callback on ``doc``)."""
+        from panel.io.state import set_curdoc
+
         self._frame_booked = False
         if self.pacer.drawn >= self.pacer.frame:   # no frame went meanwhile (the poll's)
-            with batched(doc):
+            with set_curdoc(doc):
                 self._on_drawn()
 
     def _browser_ready(self) -> bool:
