@@ -87,6 +87,29 @@ def _check_readable(diagram: TreeDiagram) -> None:
     assert -height <= boxes[:, 2].min() and boxes[:, 3].max() <= 0
 
 
+def test_a_growing_tree_keeps_the_height_of_its_depth_bound_and_a_complete_one_fits():
+    """While the fit may still go deeper, the extent asks for the height of the deepest tree
+    it may grow (the browser sets the frame once, not at every new depth); a complete tree
+    asks for nothing more than its drawing."""
+    _, view, _, snapshots = _grow("local_relatedness", depth=4,
+                                  params={"label_noise": 0.05})
+    diagram = view.diagram
+    bound = diagram._height_at_depth(4)
+    for snapshot in snapshots:
+        view.update(snapshot)
+        extent = {k: v[0] for k, v in diagram.extent.data.items()}
+        if snapshot.info["n_pending"] > 0:
+            assert snapshot.info["max_depth"] == 4
+            assert extent["reserve"] == bound and extent["height"] <= bound
+        else:
+            assert extent["reserve"] == 0.0
+    deepest = max(node["depth"] for node in snapshots[-1].info["tree"])
+    assert extent["height"] == pytest.approx(diagram._height_at_depth(deepest))
+    assert deepest == 4 and extent["height"] == pytest.approx(bound)
+    view.clear()
+    assert diagram.extent.data["reserve"] == [0.0]
+
+
 def _legend(diagram: TreeDiagram, legend) -> dict[str, str]:
     """{label: swatch colour} of a legend's items (the row's name has no swatch)."""
     items = {}

@@ -66,10 +66,14 @@ class FramePacer(JSComponent):
     """The browser's acknowledgement of each live frame (DESIGN.md, "Live views").
 
     The server sets ``frame`` after it has patched a frame's sources; the browser answers by
-    setting ``drawn`` to that number once it has painted (two animation frames later, so the
-    canvases have been redrawn). The runner sends the next frame only after that answer, so
-    the browser is never more than one frame behind and a click is answered at once. A
-    hidden tab paints nothing and so asks for nothing.
+    setting ``drawn`` to that number once it has painted: in a task right after the next
+    animation frame, whose callbacks include BokehJS's repaint of the patched canvases
+    (asked for while the patch was applied, before this one; BokehJS defers it past this
+    frame only when it painted less than 1/60 s before). Waiting for a second
+    animation frame instead added up to a display refresh (~16 ms) to every frame of a run.
+    The runner sends the next frame only after that answer, so the browser is never more
+    than one frame behind and a click is answered at once. A hidden tab paints nothing and
+    so asks for nothing.
     """
 
     frame = param.Integer(default=0)
@@ -85,7 +89,7 @@ export function render({ model, el }) {
   el.style.display = "none";
   const acknowledge = () => {
     const frame = model.frame;
-    requestAnimationFrame(() => requestAnimationFrame(() => { model.drawn = frame; }));
+    requestAnimationFrame(() => setTimeout(() => { model.drawn = frame; }, 0));
   };
   model.on("frame", acknowledge);
   acknowledge();   // a frame sent before this view existed is answered too

@@ -157,6 +157,13 @@ def _trim_memory() -> None:
     global _trim_pending
     _trim_pending = False
     import ctypes
+    import gc
+
+    # Bokeh collects garbage when it destroys a session's document, but before the
+    # session's destroy hooks run (they stop its fits and drop its records and builds):
+    # the cycles those leave would wait for a full collection that an idle server never
+    # makes (60 s after thirty sessions closed, ~340,000 of their objects were still there).
+    gc.collect()
 
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -167,12 +174,13 @@ def _trim_memory() -> None:
 def release_memory_soon(delay_s: float = 2.0) -> None:
     """Give the memory of ended sessions back to the system, once, ``delay_s`` from now.
 
-    A session's arrays are freed when it ends (Bokeh collects garbage when it destroys a
-    session's document), but glibc keeps the freed pages in its arenas (one per thread that
-    allocated: fit workers, build threads); ``malloc_trim(0)`` hands them back (a few ms).
-    Calls within ``delay_s`` share one trim (thirty tabs closing at once cost one). On the
-    running event loop it is scheduled there (no thread comes and goes); without one it runs
-    at once. Elsewhere than glibc it does nothing.
+    A session's objects are freed when it ends: first a collection of the cycles its
+    destroy hooks let go (Bokeh's own collection runs before those hooks), then
+    ``malloc_trim(0)`` hands back the pages glibc keeps in its arenas (one per thread that
+    allocated: fit workers, build threads). Calls within ``delay_s`` share one collection
+    and trim (thirty tabs closing at once cost one). On the running event loop it is
+    scheduled there (no thread comes and goes); without one it runs at once. Elsewhere than
+    glibc only the collection is made.
     """
     global _trim_pending
     import asyncio

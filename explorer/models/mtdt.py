@@ -243,7 +243,7 @@ class MTDecisionTree(MultiTaskEstimator):
             yield Snapshot(step=len(nodes), matrices=LazyMapping(partial(
                                _borrowing_matrices, borrowing)),
                            info=LazyMapping(partial(_node_info, nodes, len(nodes), criterion,
-                                                    len(queue))))
+                                                    len(queue), self.max_depth)))
         self.classes_ = classes
         self.n_features_in_ = X.shape[1]
         self.tree_ = {"feature": np.array(feature), "threshold": np.array(threshold),
@@ -466,9 +466,10 @@ def _borrowing_matrices(borrowing: np.ndarray) -> dict[str, np.ndarray]:
     return {"split_borrowing": borrowing.copy()}
 
 
-def _node_info(nodes: list, count: int, criterion: str, n_pending: int) -> dict:
+def _node_info(nodes: list, count: int, criterion: str, n_pending: int,
+               max_depth: int | None) -> dict:
     return {"node": nodes[count - 1], "tree": tuple(nodes[:count]), "criterion": criterion,
-            "n_pending": n_pending}
+            "n_pending": n_pending, "max_depth": max_depth}
 
 
 def _filter(sorted_rows: np.ndarray, keep: np.ndarray) -> np.ndarray:

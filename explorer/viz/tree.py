@@ -125,9 +125,10 @@ class TreeDiagram:
     def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
         self.min_frame = (width - 20, height - 120)
         self.natural_size = (0.0, 0.0)
+        self._reserve_depth: int | None = None
         # the tree's extent at scale 1 (pixels): the browser fits it to the frame
         self.extent = ColumnDataSource(dict(lo=[0.0], hi=[float(self.min_frame[0])],
-                                            height=[float(self.min_frame[1])]))
+                                            height=[float(self.min_frame[1])], reserve=[0.0]))
         self.edges = ColumnDataSource(dict(x0=[], y0=[], x1=[], y1=[]))
         self.nodes = ColumnDataSource({c: [] for c in self._NODE_COLUMNS},
                                       name="mtdt_tree_nodes")
@@ -346,17 +347,24 @@ class TreeDiagram:
 
     # ------------------------------------------------------------------ frames
     def update(self, nodes: Sequence[dict], highlight: int | None = None,
-               title: str | None = None, n_total: int | None = None) -> None:
+               title: str | None = None, n_total: int | None = None,
+               reserve_depth: int | None = None) -> None:
         """Show the node records of ``Snapshot.info["tree"]`` (see the class docstring).
 
         ``n_total``: how many nodes the tree has when ``nodes`` is only its first part (the
         drawing then says it is cut, and children beyond it read "not drawn").
+
+        ``reserve_depth``: the deepest the tree may still grow (a fit in progress): the
+        frame takes the height of that depth at once instead of growing with the tree, so
+        the page is not laid out again at every new depth (:data:`_FIT_JS`). ``None`` (the
+        tree is complete): the frame fits the drawing.
 
         A node's box, bars, squares and edges get their heights when they appear (a depth
         has a fixed height); each frame then replaces only the x columns of the new layout.
         """
         if not self._extends_drawn(nodes):
             self._forget()
+        self._reserve_depth = reserve_depth
         new_rows = {c: [] for c in self._NODE_COLUMNS}
         new_edges = dict(x0=[], y0=[], x1=[], y1=[])
         new_bars = dict(left=[], right=[], top=[], bottom=[], color=[], node=[])
@@ -554,13 +562,20 @@ class TreeDiagram:
             rows = np.array([row_of[n] for n in self._leaf_node])
             self.leaves.data.update(x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
         deepest = max(self._depth[i] for i in ids)
-        self._frame(hi, -self.margin - self.level_px * deepest - self.level_px + self.edge_px)
+        self._frame(hi, self.margin - self._height_at_depth(deepest))
 
     def _frame(self, width: float, bottom: float) -> None:
-        """Send the tree's extent at scale 1; the browser fits it to the frame (_FIT_JS)."""
+        """Send the tree's extent at scale 1, and the height kept for the depth it may still
+        reach; the browser fits them to the frame (_FIT_JS)."""
         height = self.margin - bottom
         self.natural_size = (width, height)
-        self.extent.data = dict(lo=[0.0], hi=[width], height=[height])
+        depth = self._reserve_depth
+        reserve = 0.0 if depth is None else self._height_at_depth(depth)
+        self.extent.data = dict(lo=[0.0], hi=[width], height=[height], reserve=[reserve])
+
+    def _height_at_depth(self, depth: int) -> float:
+        """Height at scale 1 of a drawing whose deepest nodes are at ``depth``."""
+        return 2 * self.margin + self.level_px * (depth + 1) - self.edge_px
 
 
 #: Fits the drawing to the frame in the browser, where the frame's width is known (the
@@ -578,20 +593,24 @@ function fit() {
   const width = fig.inner_width
   if (!(width > 0)) return
   const [lo, hi, height] = [extent.data.lo[0], extent.data.hi[0], extent.data.height[0]]
+  const reserve = extent.data.reserve[0]
   const [min_scale, max_scale, max_height, min_height] = limits
   let scale = Math.min(max_scale, width / (hi - lo), max_height / height)
   const panned = scale < min_scale
   scale = Math.max(scale, min_scale)
   const span = width / scale
   const start = panned ? lo : (lo + hi - span) / 2
-  // The frame grows in 40 px steps and shrinks only for a much smaller drawing (a new
-  // tree): a new frame height lays out the whole page, and the scale moves with the width
-  // as the tree grows, which had re-laid out the page on nearly every frame of a run.
+  // A new frame height lays out the whole page (~100 ms in the browser, a frame's time).
+  // During a fit the frame takes the height of the deepest tree the fit may grow
+  // (``reserve``, at most scale 1) on its first frame, instead of growing at every new
+  // depth; it grows in 40 px steps past that, and shrinks only for a much smaller complete
+  // drawing (a new tree, or a fit that stopped shallower than it could have).
   const needed = Math.max(min_height, height * scale)
+  const wanted = Math.max(needed, Math.min(max_height, reserve * Math.min(1, scale)))
   let frame_height = fig.frame_height
-  if (needed > frame_height || needed < 0.6 * frame_height)
-    frame_height = Math.max(min_height, Math.min(Math.ceil(needed / 40) * 40,
-                                                 Math.max(max_height, needed)))
+  if (wanted > frame_height || (reserve == 0 && needed < 0.6 * frame_height))
+    frame_height = Math.max(min_height, Math.min(Math.ceil(wanted / 40) * 40,
+                                                 Math.max(max_height, wanted)))
   frame_height = Math.round(frame_height)
   // Only what changed is set: every set repaints, and a glyph's font size recomputes the
   // visuals of all its texts (~10% of the browser's time during a Trees run, set per frame).
@@ -876,7 +895,9 @@ class TreeDiagramView(LiveView):
         title = f"MT-DT ({str(snapshot.info.get('criterion', '')).upper()}): {len(nodes)} nodes"
         if len(nodes) > self.max_nodes:
             title += f", the first {self.max_nodes} drawn"
-        self.diagram.update(shown, highlight=node["node"], title=title, n_total=len(nodes))
+        growing = snapshot.info.get("n_pending", 0) > 0
+        self.diagram.update(shown, highlight=node["node"], title=title, n_total=len(nodes),
+                            reserve_depth=snapshot.info.get("max_depth") if growing else None)
 
     def clear(self) -> None:
         self.diagram.update([], title="MT-DT: click Step to add a node")
