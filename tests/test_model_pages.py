@@ -153,6 +153,45 @@ def test_scrubbing_shows_exactly_the_recorded_snapshot():
         len(items[-1].info["tree"])
 
 
+def test_views_scrolled_out_of_sight_skip_the_frames_of_a_run_and_catch_up():
+    """The browser reports figures outside the viewport (FramePacer.offscreen): during a run
+    their views are not redrawn; they draw the last frame when they scroll back in, and
+    when the run stops."""
+    page = build("trees")
+    partition = next(v for v in page.views if type(v).__name__ == "PartitionLiveView")
+    run(page)
+    session, pacer = page.runner.session, page.runner.pacer
+    first, last = session.record.items()[0], session.record.items()[-1]
+
+    def planes():
+        return [{k: np.asarray(v).tolist() for k, v in source.data.items()}
+                for source in partition.view.sources]
+
+    page._render(first)
+    at_first = planes()
+    page._render(last)
+    at_last = planes()
+    assert at_first != at_last and any(plane["left"] for plane in at_last)
+    assert pacer.watched == [fig.id for fig in page._figures()]
+    session.state = "running"                      # frames of a run in progress
+    pacer.offscreen = [fig.id for fig in partition.figures]
+    page._render(first)
+    assert planes() == at_last                     # skipped: nobody can see them
+    assert len([t for t in page.views[0].diagram.nodes.data["text"]
+                if t != "pending"]) == 1           # the tree on screen was drawn
+    pacer.offscreen = []                           # scrolled back in: the last frame
+    assert planes() == at_first
+    page._render(last)
+    pacer.offscreen = [fig.id for fig in partition.figures]
+    page._render(first)
+    assert planes() == at_last
+    page.runner.on_stop()                          # the run stopped: no frame follows
+    assert planes() == at_first
+    session.state = "done"                         # not running (a scrub): drawn at once
+    page._render(last)
+    assert planes() == at_last
+
+
 def test_a_data_change_retargets_the_views_without_new_figures():
     page = build("shared_vs_separate")
     figures = [f for v in page.views for f in v.figures]

@@ -78,6 +78,11 @@ class FramePacer(JSComponent):
 
     frame = param.Integer(default=0)
     drawn = param.Integer(default=0)
+    #: Ids of the Bokeh figures to watch (the server sets them) and those of them the
+    #: browser reports outside the viewport (scrolled away): a view nobody can see need
+    #: not be redrawn on every frame (see ``ModelPageView._render``).
+    watched = param.List(default=[], item_type=str)
+    offscreen = param.List(default=[], item_type=str)
 
     # The acknowledgement is handled on the next tick, not after Panel's 50 ms debounce: it
     # gates the next frame, and while a debounced change was pending Panel queued every
@@ -91,8 +96,41 @@ export function render({ model, el }) {
     const frame = model.frame;
     requestAnimationFrame(() => setTimeout(() => { model.drawn = frame; }, 0));
   };
-  model.on("frame", acknowledge);
+  // Which watched figures are outside the viewport: their views' elements are found by
+  // model id among BokehJS's views (they may arrive after this one: looked for again at
+  // every frame) and observed.
+  const offscreen = new Set();
+  const observed = new Set();
+  const ids = new WeakMap();
+  const report = () => {
+    const now = [...offscreen].sort();
+    if (now.join() !== [...model.offscreen].sort().join()) model.offscreen = now;
+  };
+  const observer = typeof IntersectionObserver === "undefined" ? null
+    : new IntersectionObserver((entries) => {
+        for (const entry of entries) {
+          const id = ids.get(entry.target);
+          if (entry.isIntersecting) offscreen.delete(id); else offscreen.add(id);
+        }
+        report();
+      });
+  const watch = () => {
+    if (observer == null || typeof Bokeh === "undefined") return;
+    const wanted = new Set(model.watched);
+    if ([...wanted].every((id) => observed.has(id))) return;
+    for (const view of Bokeh.index.all_views()) {
+      const id = view.model.id;
+      if (wanted.has(id) && !observed.has(id) && view.el != null) {
+        observed.add(id);
+        ids.set(view.el, id);
+        observer.observe(view.el);
+      }
+    }
+  };
+  model.on("frame", () => { acknowledge(); watch(); });
+  model.on("watched", watch);
   acknowledge();   // a frame sent before this view existed is answered too
+  watch();
 }
 """
 

@@ -166,7 +166,11 @@ class ModelPageView(pn.viewable.Viewer):
                               current=lambda name: getattr(self.params, name))
         self.params.param.watch(self._params_changed, names)
         self.runner = LiveFitRunner(self._prepare, self._render, self._finished, self._cleared,
-                                    notify=state.notify, speed=page.pace)
+                                    notify=state.notify, speed=page.pace,
+                                    on_stop=lambda: self._catch_up(everything=True))
+        self._behind: set[int] = set()   # views skipped while off screen (their index)
+        self._last_snapshot = None
+        self.runner.pacer.param.watch(locked_callback(self._catch_up), "offscreen")
         self.views = list(page.views())
         if page.objective:
             self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
@@ -231,6 +235,7 @@ class ModelPageView(pn.viewable.Viewer):
             self._first_draw = False
             if after_this_paint(self._sync_figures):
                 panes, self._all_shown = panes[:1], False
+        self.runner.pacer.watched = [fig.id for fig in figures]
         ours = {id(pane) for pane in self._panes.values()}
         wanted = panes + [obj for obj in self.body.objects if id(obj) not in ours]
         if [id(obj) for obj in wanted] != [id(obj) for obj in self.body.objects]:
@@ -366,11 +371,34 @@ class ModelPageView(pn.viewable.Viewer):
                 if back:
                     view.clear()
                 view.extend(recorded)
-        for view in self.views:
-            if not view.accumulates:
-                view.update(snapshot)
+        # During a run, a view whose figures are all scrolled out of the viewport is not
+        # redrawn (the Trees page's task planes cost the browser ~25 ms a frame); it catches
+        # up when it scrolls in, and when the run stops (_catch_up).
+        offscreen = (set(self.runner.pacer.offscreen)
+                     if self.runner.session.state == "running" else set())
+        for k, view in enumerate(self.views):
+            if view.accumulates:
+                continue
+            if view.figures and all(fig.id in offscreen for fig in view.figures):
+                self._behind.add(k)
+                continue
+            self._behind.discard(k)
+            view.update(snapshot)
+        self._last_snapshot = snapshot
         self._shown_step = snapshot.step
         self._sync_figures()
+
+    def _catch_up(self, *_, everything: bool = False) -> None:
+        """Draw the last frame's snapshot in the views skipped while off screen: those back
+        in the viewport, or all of them (``everything``: the run stopped)."""
+        if not self._behind or self._last_snapshot is None:
+            return
+        offscreen = set() if everything else set(self.runner.pacer.offscreen)
+        for k in sorted(self._behind):
+            view = self.views[k]
+            if not all(fig.id in offscreen for fig in view.figures):
+                self._behind.discard(k)
+                view.update(self._last_snapshot)
 
     def _finished(self, estimator, result: FitResult) -> None:
         self._fitted, self._last_result = estimator, result
@@ -440,6 +468,8 @@ class ModelPageView(pn.viewable.Viewer):
     def _cleared(self) -> None:
         """The runner was reset: empty the live views (a warm refit keeps them on screen)."""
         self._shown_step = 0
+        self._behind.clear()
+        self._last_snapshot = None
         for view in self.views:
             if view.accumulates:
                 view.clear()

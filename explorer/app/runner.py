@@ -541,6 +541,9 @@ class LiveFitRunner(pn.viewable.Viewer):
     notify : callable (message, level) -> None, optional
         Where messages go (the kit passes the session's one notification channel); without
         it they show in the runner's alert only.
+    on_stop : callable () -> None, optional
+        Called when the poll stops because the run did (paused, done, failed): no frame
+        follows, so a page draws here what it left out of the frames of the run.
     speed : str
         The speed it opens at, a key of :data:`SPEEDS`.
     """
@@ -555,8 +558,8 @@ class LiveFitRunner(pn.viewable.Viewer):
     ACK_TIMEOUT_S = 2.0
 
     def __init__(self, prepare, render, on_finish=None, on_reset=None, *, notify=None,
-                 record_cap=500, record_max_bytes=RECORD_MAX_BYTES, period_ms: int = 100,
-                 speed: str = "10 steps/s", **params):
+                 on_stop=None, record_cap=500, record_max_bytes=RECORD_MAX_BYTES,
+                 period_ms: int = 100, speed: str = "10 steps/s", **params):
         super().__init__(**params)
         from explorer.app.components import FramePacer, StatusLine
 
@@ -570,6 +573,7 @@ class LiveFitRunner(pn.viewable.Viewer):
         self.session = FitSession(prepare, record_cap=record_cap,
                                   record_max_bytes=record_max_bytes)
         self.render, self.on_finish, self.on_reset = render, on_finish, on_reset
+        self.on_stop = on_stop   # the run stopped (paused, done, failed): no frame follows
         self.notify = notify
         self.period_ms = int(period_ms)
         self._shown_version = -1
@@ -738,6 +742,8 @@ class LiveFitRunner(pn.viewable.Viewer):
             return   # the browser is still drawing the last frame: the newest goes next tick
         if state in ("done", "error", "paused", "idle") or not active:
             self._stop_polling()
+            if self.on_stop is not None:
+                self.on_stop()
             self._finish()
 
     def _send_frame(self) -> None:

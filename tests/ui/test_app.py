@@ -172,6 +172,12 @@ def test_trees_page_grows_node_by_node(app_url, page):
     page.get_by_role("button", name="▶ Run").click()
     page.get_by_text("Mean test error").first.wait_for(timeout=30_000)
     assert "single-task" in page.get_by_text("Mean test error").first.inner_text()
+    # the browser reports the figures below the fold out of sight (their views skip the
+    # frames of a run, and draw its end); the tree on screen is not among them
+    page.wait_for_function(PACER_JS + "()?.offscreen.length > 0")
+    pacer = page.evaluate(PACER_JS + "()")
+    assert pacer["watched"][0] not in pacer["offscreen"]
+    assert set(pacer["offscreen"]) < set(pacer["watched"])
     # the browser fits the tree to its column at one scale for boxes and labels: the whole
     # tree in the frame, labels at 13 px times that scale, legends for tasks and classes
     page.wait_for_function(TREE_FIT_JS + "() !== null")
@@ -186,6 +192,14 @@ def test_trees_page_grows_node_by_node(app_url, page):
 
 
 TASKS_2 = ["T0 4 classes", "T1 2 classes"]
+PACER_JS = """(() => {
+  for (const doc of Bokeh.documents) for (const model of doc._all_models.values()) {
+    const data = model.data
+    if (data != null && data.offscreen !== undefined && data.watched !== undefined)
+      return {watched: [...data.watched], offscreen: [...data.offscreen]}
+  }
+  return null
+})"""
 TREE_FIT_JS = """(() => {
   for (const view of Bokeh.index.all_views()) {
     const fig = view.model
