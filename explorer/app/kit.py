@@ -32,7 +32,7 @@ import param
 
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.offload import after_this_paint, locked_callback
+from explorer.app.offload import after_this_paint, batched, locked_callback
 from explorer.app.runner import FitJob, LiveFitRunner
 from explorer.app.widgets import ParamForm
 from explorer.compare.code import estimator_code, merged_imports
@@ -170,7 +170,7 @@ class ModelPageView(pn.viewable.Viewer):
                                     on_stop=lambda: self._catch_up(everything=True))
         self._behind: set[int] = set()   # views skipped while off screen (their index)
         self._last_snapshot = None
-        self.runner.pacer.param.watch(locked_callback(self._catch_up), "offscreen")
+        self.runner.pacer.param.watch(locked_callback(self._scrolled), "offscreen")
         self.views = list(page.views())
         if page.objective:
             self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
@@ -388,7 +388,13 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown_step = snapshot.step
         self._sync_figures()
 
-    def _catch_up(self, *_, everything: bool = False) -> None:
+    def _scrolled(self, *_) -> None:
+        """The browser reported other figures out of sight: views back in sight catch up,
+        in one message."""
+        with batched(pn.state.curdoc):
+            self._catch_up()
+
+    def _catch_up(self, *, everything: bool = False) -> None:
         """Draw the last frame's snapshot in the views skipped while off screen: those back
         in the viewport, or all of them (``everything``: the run stopped)."""
         if not self._behind or self._last_snapshot is None:
