@@ -151,6 +151,11 @@ class FitResult:
     baselines: dict[str, Any]
 
 
+def _out_of_sight(view: LiveView, offscreen: set[str]) -> bool:
+    """True when every figure of ``view`` is among the ``offscreen`` figure ids."""
+    return bool(view.figures) and all(fig.id in offscreen for fig in view.figures)
+
+
 class ModelPageView(pn.viewable.Viewer):
     """One session's page for a :class:`ModelPage` declaration (see the module docstring)."""
 
@@ -379,7 +384,7 @@ class ModelPageView(pn.viewable.Viewer):
         for k, view in enumerate(self.views):
             if view.accumulates:
                 continue
-            if view.figures and all(fig.id in offscreen for fig in view.figures):
+            if _out_of_sight(view, offscreen):
                 self._behind.add(k)
                 continue
             self._behind.discard(k)
@@ -402,7 +407,7 @@ class ModelPageView(pn.viewable.Viewer):
         offscreen = set() if everything else set(self.runner.pacer.offscreen)
         for k in sorted(self._behind):
             view = self.views[k]
-            if not all(fig.id in offscreen for fig in view.figures):
+            if not _out_of_sight(view, offscreen):
                 self._behind.discard(k)
                 view.update(self._last_snapshot)
 

@@ -125,7 +125,6 @@ class TreeDiagram:
     def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
         self.min_frame = (width - 20, height - 120)
         self.natural_size = (0.0, 0.0)
-        self._reserve_depth: int | None = None
         # the tree's extent at scale 1 (pixels): the browser fits it to the frame
         self.extent = ColumnDataSource(dict(lo=[0.0], hi=[float(self.min_frame[0])],
                                             height=[float(self.min_frame[1])], reserve=[0.0]))
@@ -364,7 +363,6 @@ class TreeDiagram:
         """
         if not self._extends_drawn(nodes):
             self._forget()
-        self._reserve_depth = reserve_depth
         new_rows = {c: [] for c in self._NODE_COLUMNS}
         new_edges = dict(x0=[], y0=[], x1=[], y1=[])
         new_bars = dict(left=[], right=[], top=[], bottom=[], color=[], node=[])
@@ -444,7 +442,7 @@ class TreeDiagram:
         patches = {c: p for c, p in patches.items() if p}
         if patches:
             self.nodes.patch(patches)
-        self._place()
+        self._place(reserve_depth)
         if cut:
             self.note.text = (f"Cut: the first {len(nodes)} of {n_total} nodes are drawn; "
                               "boxes reading 'not drawn' continue beyond the drawing.")
@@ -532,11 +530,11 @@ class TreeDiagram:
             for key, value in values.items():
                 new_leaves[key].append(value)
 
-    def _place(self) -> None:
+    def _place(self, reserve_depth: int | None) -> None:
         """Lay the tree out (screen pixels) and replace the x columns (numbers only)."""
         ids = self._row_ids
         if not ids:
-            self._frame(2.0 * self.margin, -self.margin)
+            self._frame(2.0 * self.margin, -self.margin, reserve_depth)
             return
         extent = {node_id: (-box[0] / 2, box[0] / 2)
                   for node_id, box in zip(ids, self._box, strict=True)}
@@ -562,15 +560,14 @@ class TreeDiagram:
             rows = np.array([row_of[n] for n in self._leaf_node])
             self.leaves.data.update(x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
         deepest = max(self._depth[i] for i in ids)
-        self._frame(hi, self.margin - self._height_at_depth(deepest))
+        self._frame(hi, self.margin - self._height_at_depth(deepest), reserve_depth)
 
-    def _frame(self, width: float, bottom: float) -> None:
+    def _frame(self, width: float, bottom: float, reserve_depth: int | None) -> None:
         """Send the tree's extent at scale 1, and the height kept for the depth it may still
         reach; the browser fits them to the frame (_FIT_JS)."""
         height = self.margin - bottom
         self.natural_size = (width, height)
-        depth = self._reserve_depth
-        reserve = 0.0 if depth is None else self._height_at_depth(depth)
+        reserve = 0.0 if reserve_depth is None else self._height_at_depth(reserve_depth)
         self.extent.data = dict(lo=[0.0], hi=[width], height=[height], reserve=[reserve])
 
     def _height_at_depth(self, depth: int) -> float:
