@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 
+from explorer.app.components import ShownPageLayout
 from explorer.app.offload import Offloader, batched
 from explorer.app.runner import configure_process, freeze_imports, release_memory_soon
 from explorer.app.widgets import ParamForm
@@ -164,7 +165,8 @@ class ExplorerApp(pn.viewable.Viewer):
         self.state = state if state is not None else ExplorerState(
             pages={slug: getattr(page, "params", None) for slug, page in self.pages.items()})
         self._built: dict[str, pn.viewable.Viewable] = {}
-        self.sidebar = self._make_sidebar()
+        # invisible: keeps the browser's layout passes to the shown page (see the class)
+        self.sidebar = [*self._make_sidebar(), ShownPageLayout(width=0, height=0, margin=0)]
         self._page_error = pn.pane.Alert("", alert_type="danger", visible=False)
         self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)

@@ -448,6 +448,31 @@ CANVAS_MARK_JS = """([slug, set]) => {
 }"""
 
 
+#: The main area's BokehJS view: the pages its layout passes include and, with ``relayout``,
+#: whether laying the whole main area out again moves any box of the shown page (it must
+#: not: the page is laid out for the window as it is; see ``components.ShownPageLayout``).
+LAYOUT_SCOPE_JS = """(relayout) => {
+  const slugOf = (view) => (view.model.css_classes || [])
+    .find((name) => name.startsWith('explorer-page-'));
+  const main = [...Bokeh.index.all_views()]
+    .find((view) => (view.child_views || []).some(slugOf));
+  const boxes = () => {
+    const out = [];
+    const walk = (view) => {
+      const { x, y, width, height } = view.bbox ?? {};
+      out.push([x, y, width, height].map(Math.round).join());
+      for (const child of view.child_views ?? []) walk(child);
+    };
+    for (const view of main.layoutable_views) walk(view);
+    return out.join(';');
+  };
+  const before = boxes();
+  if (relayout) main.invalidate_layout();
+  return {laid_out: main.layoutable_views.map(slugOf).filter((slug) => slug),
+          moved: before !== boxes()};
+}"""
+
+
 def test_switching_back_to_a_built_page_keeps_its_drawn_figures(app_url, page):
     open_app(page, app_url)
     page.get_by_text("+1 related, -1 negated, 0 unrelated").first.wait_for()
@@ -457,13 +482,21 @@ def test_switching_back_to_a_built_page_keeps_its_drawn_figures(app_url, page):
     page.get_by_text("Ready.").first.wait_for()
     tasks_text = page.get_by_text("+1 related, -1 negated, 0 unrelated").first
     expect(tasks_text).to_be_hidden()
+    # the hidden Tasks page is left out of the browser's layout passes
+    assert page.evaluate(LAYOUT_SCOPE_JS, False)["laid_out"] == ["explorer-page-trees"]
     page.get_by_role("button", name="Tasks").click()
     expect(tasks_text).to_be_visible()
     expect(page.get_by_text("Multi-task decision trees").first).to_be_hidden()
     # the Tasks page was drawn before: the same canvas, not a rebuilt view
     assert page.evaluate(CANVAS_MARK_JS, ["tasks", False]) == "kept"
+    assert page.evaluate(LAYOUT_SCOPE_JS, False)["laid_out"] == ["explorer-page-tasks"]
+    # a narrower window while Trees is hidden: shown again, Trees is laid out for it
+    page.set_viewport_size({"width": 1000, "height": 768})
     page.get_by_role("button", name="Trees").click()
     expect(page.get_by_text("Multi-task decision trees").first).to_be_visible()
+    page.get_by_text("Ready.").first.wait_for()
+    assert page.evaluate(LAYOUT_SCOPE_JS, True) == {"laid_out": ["explorer-page-trees"],
+                                                    "moved": False}
 
 
 #: Per drawn figure: does its shadow root hold the template's theme (bootstrap.css)?
