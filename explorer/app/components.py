@@ -187,6 +187,7 @@ const getterOf = (object, name) => {
 };
 
 function scope(main) {
+  if (main.__explorer_scoped) return true;   // found before (or by another app's component)
   const layoutable = getterOf(main, "layoutable_views");
   if (layoutable == null || typeof main.invalidate_layout !== "function") return false;
   const hidden = (view) => {
@@ -194,8 +195,8 @@ function scope(main) {
     const slug = shownSlug(main);
     return slug !== undefined && !view.model.css_classes.includes(`${PAGE}-${slug}`);
   };
-  const waiting = new Set();       // hidden pages that asked for a layout
-  const widthAtHide = new Map();   // page view -> the main area's width when it was hidden
+  const waiting = new WeakSet();       // hidden pages that asked for a layout
+  const widthAtHide = new WeakMap();   // page view -> the main area's width when hidden
   const scoped = new WeakSet();
   const scopePage = (view) => {
     if (scoped.has(view) || typeof view.invalidate_layout !== "function") return;
@@ -231,22 +232,22 @@ function scope(main) {
     if (relayout) main.invalidate_layout();
   };
   main.model.properties.stylesheets.change.connect(switched);
+  main.__explorer_scoped = true;
   return true;
 }
 
 export function render({ el }) {
   el.style.display = "none";
-  const done = new WeakSet();
   // The main area is another root of the document: looked for until found (its view may
-  // come after this one).
+  // come after this one). Every main area found is scoped (a notebook may show two apps).
   const find = () => {
     if (typeof Bokeh === "undefined") return false;
+    let found = false;
     for (const view of Bokeh.index.all_views()) {
-      if (done.has(view) || !(view.child_views || []).some(isPage)) continue;
-      done.add(view);
-      return scope(view);
+      const children = view.child_views;   // an array on layouts (not on every view)
+      if (Array.isArray(children) && children.some(isPage)) found = scope(view) || found;
     }
-    return false;
+    return found;
   };
   if (!find()) {
     let tries = 0;

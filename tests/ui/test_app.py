@@ -455,7 +455,7 @@ LAYOUT_SCOPE_JS = """(relayout) => {
   const slugOf = (view) => (view.model.css_classes || [])
     .find((name) => name.startsWith('explorer-page-'));
   const main = [...Bokeh.index.all_views()]
-    .find((view) => (view.child_views || []).some(slugOf));
+    .find((view) => Array.isArray(view.child_views) && view.child_views.some(slugOf));
   const boxes = () => {
     const out = [];
     const walk = (view) => {
