@@ -796,11 +796,19 @@ class GainBars:
         self.figure.xaxis.major_label_orientation = (
             0.0 if needed <= 0.85 * self.figure.width else 0.8)
         category_ticks(self.figure.xaxis, len(self.task_names))
-        m = len(self.task_names)
-        self.source.data = dict(task=self.task_names, gain=np.zeros(m, np.float32),
-                                color=self.colors, alpha=np.full(m, 0.35, np.float32),
-                                line=np.zeros(m, np.float32))
+        self.source.data = dict(task=self.task_names, color=self.colors,
+                                **self._numbers(len(self.task_names)))
         self.update(None)
+
+    @staticmethod
+    def _numbers(m: int, gains=None, winner: int | None = None) -> dict:
+        """The bars' number columns for ``m`` tasks, float32 (sent as binary): ``gains``
+        with the ``winner`` task's bar outlined, or empty bars."""
+        decided = np.arange(m) == winner
+        return dict(gain=np.zeros(m, np.float32) if gains is None
+                    else np.asarray(gains, np.float32),
+                    alpha=np.where(decided, 1.0, 0.35).astype(np.float32),
+                    line=np.where(decided, 3.0, 0.0).astype(np.float32))
 
     def update(self, node: dict | None) -> None:
         """Show the gains of ``node`` (a snapshot record); a leaf node (or none) clears the
@@ -811,19 +819,13 @@ class GainBars:
         and a few ms of the server's time a frame at 100 tasks."""
         m = len(self.task_names)
         if node is None or node.get("gains") is None:
-            self.source.data.update(gain=np.zeros(m, np.float32),
-                                    alpha=np.full(m, 0.35, np.float32),
-                                    line=np.zeros(m, np.float32))
+            self.source.data.update(**self._numbers(m))
             self.ig_j_line.visible = False
             self.figure.title.text = ("Per-task gain of the chosen split (bits)" if node is None
                                       else f"node {node['node']}: a leaf, no split")
             return
         gains = np.nan_to_num(np.asarray(node["gains"]["task"], dtype=float))
-        winner = node["deciding_task"]
-        decided = np.arange(m) == winner
-        self.source.data.update(gain=gains.astype(np.float32),
-                                alpha=np.where(decided, 1.0, 0.35).astype(np.float32),
-                                line=np.where(decided, 3.0, 0.0).astype(np.float32))
+        self.source.data.update(**self._numbers(m, gains, node["deciding_task"]))
         g = node["gains"]
         self.ig_j_line.location = float(g["ig_j"])
         self.ig_j_line.visible = True

@@ -461,7 +461,7 @@ LAYOUT_SCOPE_JS = """(relayout) => {
     const walk = (view) => {
       const { x, y, width, height } = view.bbox ?? {};
       out.push([x, y, width, height].map(Math.round).join());
-      for (const child of view.child_views ?? []) walk(child);
+      if (Array.isArray(view.child_views)) for (const child of view.child_views) walk(child);
     };
     for (const view of main.layoutable_views) walk(view);
     return out.join(';');
