@@ -370,3 +370,22 @@ def test_a_cleared_or_bad_seed_field_is_refused_with_a_message():
     assert app.state.data_seed == 0 and seed_box.value == 0
     messages = [m for _, m in list(app.state.notices)[seen:]]
     assert len(messages) == 2 and "data_seed" in messages[0] and "-4" in messages[1]
+
+
+def test_an_ended_session_leaves_no_root_of_its_template_in_the_process():
+    """Panel lists each document's template root process-wide; the session's end must take
+    it out (Panel 1.9 forgets to: one id a session stayed, pinning ended sessions' memory)."""
+    from types import SimpleNamespace
+
+    import panel as pn
+    from bokeh.document import Document
+
+    from explorer.app import ExplorerTemplate
+
+    doc = Document()
+    template = ExplorerTemplate(title="t", main=[pn.pane.Markdown("x")])
+    before = list(pn.state._fake_roots)
+    template.server_doc(doc)
+    assert len(pn.state._fake_roots) == len(before) + 1
+    template._server_destroy(SimpleNamespace(_document=doc))   # the session's end
+    assert pn.state._fake_roots == before

@@ -392,6 +392,24 @@ def test_the_memory_trim_collects_what_ended_sessions_left_in_cycles():
         gc.enable()
 
 
+def test_the_memory_trim_lets_go_of_attribute_names_made_by_the_sessions():
+    """CPython's type attribute cache holds each name looked up; names a session made at run
+    time (from JSON patches, generated properties) would keep ended sessions' memory pinned."""
+    import sys
+
+    from explorer.app import runner as runner_module
+
+    class Model:
+        pass
+
+    name = "".join(["session_made_", "name"])   # made at run time, not an interned constant
+    unheld = sys.getrefcount(name)
+    getattr(Model, name, None)                  # lookups (the metaclass's, the class's)
+    assert sys.getrefcount(name) > unheld       # ... the cache keeps the name
+    runner_module._trim_memory()
+    assert sys.getrefcount(name) == unheld
+
+
 def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_tick(
         monkeypatch):
     """The browser drew a frame sooner than 1 / MAX_FPS after it went: the next frame is

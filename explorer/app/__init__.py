@@ -432,8 +432,17 @@ class ExplorerTemplate(pn.template.BootstrapTemplate):
         doc = doc if doc is not None else pn.state.curdoc
         if doc is None:
             return super().server_doc(doc, title, location)
+        roots_before = set(pn.state._fake_roots)
         with doc.models.freeze():
-            return super().server_doc(doc, title, location)
+            doc = super().server_doc(doc, title, location)
+        # Panel (1.9) lists the template's root of each document process-wide and removes it
+        # when the session ends through ``_refs``, which it never fills: one id a session was
+        # kept for good, and those scattered strings kept the ended sessions' memory from
+        # going back to the system. Filled here, Panel's own clean-up removes it.
+        added = [ref for ref in pn.state._fake_roots if ref not in roots_before]
+        if added:
+            self._refs[doc] = added[-1]
+        return doc
 
 
 def build_app() -> pn.template.BootstrapTemplate:

@@ -158,7 +158,15 @@ def _trim_memory() -> None:
     _trim_pending = False
     import ctypes
     import gc
+    import sys
 
+    # CPython's type attribute cache (4096 entries) keeps a reference to the name of each
+    # attribute looked up, and the sessions looked up thousands of names made at run time
+    # (Bokeh's and Panel's from JSON patches and generated properties). Those few thousand
+    # small strings, scattered, kept ~10-20 of the allocator's 1 MiB arenas of ended
+    # sessions from going back to the system (30 sessions: 1.12x the memory before them,
+    # 1.08x with the cache cleared). The cache refills on the next lookups.
+    sys._clear_type_cache()
     # Bokeh collects garbage when it destroys a session's document, but before the
     # session's destroy hooks run (they stop its fits and drop its records and builds):
     # the cycles those leave would wait for a full collection that an idle server never
@@ -174,7 +182,8 @@ def _trim_memory() -> None:
 def release_memory_soon(delay_s: float = 2.0) -> None:
     """Give the memory of ended sessions back to the system, once, ``delay_s`` from now.
 
-    A session's objects are freed when it ends: first a collection of the cycles its
+    A session's objects are freed when it ends: first CPython's type attribute cache lets go
+    of the attribute names the sessions made, then a collection of the cycles its
     destroy hooks let go (Bokeh's own collection runs before those hooks), then
     ``malloc_trim(0)`` hands back the pages glibc keeps in its arenas (one per thread that
     allocated: fit workers, build threads). Calls within ``delay_s`` share one collection
