@@ -166,7 +166,9 @@ def _trim_memory() -> None:
     # small strings, scattered, kept ~10-20 of the allocator's 1 MiB arenas of ended
     # sessions from going back to the system (30 sessions: 1.12x the memory before them,
     # 1.08x with the cache cleared). The cache refills on the next lookups.
-    sys._clear_type_cache()
+    clear_type_cache = getattr(sys, "_clear_type_cache", None)   # CPython only
+    if clear_type_cache is not None:
+        clear_type_cache()
     # Bokeh collects garbage when it destroys a session's document, but before the
     # session's destroy hooks run (they stop its fits and drop its records and builds):
     # the cycles those leave would wait for a full collection that an idle server never
