@@ -182,6 +182,25 @@ def test_anyboost_fits_each_task_on_its_own():
                                                                               int)))
 
 
+def test_anyboost_stops_a_task_whose_raw_step_saturated_every_margin():
+    """The raw step -beta / lam at a tiny lam fits a task with margins so large that every
+    example's loss is 0 in floating point: that task is done (no 0 / 0 example weights), the
+    others go on, and the loss stays finite."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = np.sign(X[:, 0] + 0.1 * rng.normal(size=200))
+    task = np.repeat([0, 1], 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a 0 / 0 would be a RuntimeWarning
+        model = AnyBoost(lam=1e-6, step="plain", n_rounds=20).fit(X, y, task)
+    stopped = [t for t in range(2)
+               if all(learners[t] is None for learners in model.estimators_[-5:])]
+    assert len(stopped) == 1 and np.isfinite(model.objective_history_).all()
+    assert model.n_iter_ == 20 and (model.predict(X, task) == y).mean() > 0.5
+
+
 def test_weighted_ls_svm_is_sklearn_ridge():
     rng = np.random.default_rng(0)
     X, target = rng.normal(size=(40, 3)), rng.choice([-1.0, 1.0], 40)

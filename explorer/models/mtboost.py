@@ -460,6 +460,12 @@ class AnyBoost(_BoostingClassifier):
                 Xi, yi, si, Fi = task_X[i], target[r], scale[r], margin[r]
                 zeros = np.zeros(r.size, np.intp)
                 slope_rows = expit(-yi * Fi) * si
+                if not slope_rows.sum() > 0:
+                    # every example's margin is so large that its loss is 0 in floating
+                    # point (a huge raw step, step="plain" at a tiny lam): nothing is left to
+                    # fit, and the base learner's weights would be 0 / 0
+                    active[i] = False
+                    continue
                 learner, f = _fit_base(self.base_learner, seed, Xi, yi,
                                        slope_rows / slope_rows.sum())
                 beta = task_gradient(gradient_rows(Fi, yi, si), zeros, f, 1)
@@ -482,6 +488,9 @@ class AnyBoost(_BoostingClassifier):
             learners.append(round_learners)
             losses = task_losses(margin, target, task, scale, m)
             history.append(float(losses.sum()))
+            if not np.isfinite(history[-1]):
+                raise ValueError(f"AnyBoost: the training loss became {history[-1]} in round "
+                                 f"{t + 1}; use a larger lam or step='armijo'.")
             yield Snapshot(step=t + 1, objective=history[-1],
                            info={"loss_per_task": losses})
             if not active.any():
