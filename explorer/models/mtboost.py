@@ -127,6 +127,12 @@ class _BoostingClassifier(MultiTaskEstimator):
         _make_base(self.base_learner, 0)
         return self.step, float(self.lam), int(self.n_rounds)
 
+    def _refuse_non_finite(self, total: float, round_number: int) -> None:
+        """A raw step (``step="plain"``) at too small a ``lam`` can overflow the margins."""
+        if not np.isfinite(total):
+            raise ValueError(f"{type(self).__name__}: the training loss became {total} in "
+                             f"round {round_number}; use a larger lam or step='armijo'.")
+
     @property
     def estimators_(self) -> list:
         """The fitted base learners (kept privately: fitted scikit-learn trees do not compare
@@ -346,9 +352,7 @@ class MTBoost(_BoostingClassifier):
             per_task.append(losses)
             total = float(losses.sum())
             history.append(total)
-            if not np.isfinite(total):
-                raise ValueError(f"MTBoost: the training loss became {total} in round "
-                                 f"{t + 1}; use a larger lam or step='armijo'.")
+            self._refuse_non_finite(total, t + 1)
             criterion = float(beta @ omega @ beta)
             claimed.append(before - criterion / lam)
             info = partial(_round_info, tuple(weights), beta, applied, w, size, halvings,
@@ -460,14 +464,15 @@ class AnyBoost(_BoostingClassifier):
                 Xi, yi, si, Fi = task_X[i], target[r], scale[r], margin[r]
                 zeros = np.zeros(r.size, np.intp)
                 slope_rows = expit(-yi * Fi) * si
-                if not slope_rows.sum() > 0:
+                slope_total = slope_rows.sum()
+                if not slope_total > 0:
                     # every example's margin is so large that its loss is 0 in floating
                     # point (a huge raw step, step="plain" at a tiny lam): nothing is left to
                     # fit, and the base learner's weights would be 0 / 0
                     active[i] = False
                     continue
                 learner, f = _fit_base(self.base_learner, seed, Xi, yi,
-                                       slope_rows / slope_rows.sum())
+                                       slope_rows / slope_total)
                 beta = task_gradient(gradient_rows(Fi, yi, si), zeros, f, 1)
                 w = (mm_task_weights(one, beta, task_curvature(si, zeros, f, 1), lam)
                      if step == "mm" else paper_task_weights(one, beta, lam))
@@ -488,9 +493,7 @@ class AnyBoost(_BoostingClassifier):
             learners.append(round_learners)
             losses = task_losses(margin, target, task, scale, m)
             history.append(float(losses.sum()))
-            if not np.isfinite(history[-1]):
-                raise ValueError(f"AnyBoost: the training loss became {history[-1]} in round "
-                                 f"{t + 1}; use a larger lam or step='armijo'.")
+            self._refuse_non_finite(history[-1], t + 1)
             yield Snapshot(step=t + 1, objective=history[-1],
                            info={"loss_per_task": losses})
             if not active.any():
