@@ -1,0 +1,81 @@
+"""relationship_agreement: a learned task matrix against the truth."""
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from explorer.compare.agreement import relationship_agreement
+from explorer.data import make_task_family
+
+
+def _relation(seed: int, m: int = 8) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    signs = rng.choice([-1.0, 0.0, 1.0], size=(m, m))
+    relation = np.triu(signs, 1)
+    return relation + relation.T + np.eye(m)
+
+
+def test_a_matrix_agrees_perfectly_with_itself_and_with_a_positive_multiple():
+    data = make_task_family(relations=("related", "related", "negated", "unrelated"),
+                            random_state=0)
+    truth = data.truth["task_relation"]
+    for estimate in (truth, 3.7 * truth):
+        result = relationship_agreement(estimate, truth)
+        assert result["sign_agreement"] == 1.0
+        assert result["rank_correlation"] == pytest.approx(1.0)
+        assert result["relative_error"] == pytest.approx(0.0, abs=1e-12)
+        m = data.n_tasks
+        assert result["n_pairs"] == m * (m - 1) and result["reason"] == ""
+
+
+def test_the_opposite_matrix_disagrees_everywhere():
+    truth = _relation(1)
+    result = relationship_agreement(-truth, truth)
+    assert result["sign_agreement"] == 0.0
+    assert result["rank_correlation"] == pytest.approx(-1.0)
+    assert result["relative_error"] == pytest.approx(2.0)
+
+
+def test_random_matrices_agree_at_chance():
+    signs, ranks, errors = [], [], []
+    for seed in range(200):
+        truth = _relation(seed)
+        estimate = np.random.default_rng(10_000 + seed).normal(size=truth.shape)
+        result = relationship_agreement(estimate, truth)
+        signs.append(result["sign_agreement"])
+        ranks.append(result["rank_correlation"])
+        errors.append(result["relative_error"])
+    assert np.mean(signs) == pytest.approx(0.5, abs=0.03)
+    assert np.mean(ranks) == pytest.approx(0.0, abs=0.03)
+    assert np.mean(errors) == pytest.approx(np.sqrt(2.0), abs=0.05)
+
+
+def test_the_rank_correlation_is_spearmans_with_ties():
+    truth = _relation(3)
+    estimate = np.round(np.random.default_rng(4).normal(size=truth.shape), 1)
+    off = ~np.eye(truth.shape[0], dtype=bool)
+    expected = spearmanr(estimate[off], truth[off]).statistic
+    assert relationship_agreement(estimate, truth)["rank_correlation"] == pytest.approx(expected)
+
+
+def test_unknown_or_uninformative_truth_gives_nan_and_a_reason():
+    estimate = np.eye(3) + 0.1
+    unknown = relationship_agreement(estimate, None)
+    assert all(np.isnan(unknown[k]) for k in ("sign_agreement", "rank_correlation",
+                                              "relative_error"))
+    assert unknown["reason"] == "the truth is unknown"
+    unrelated = relationship_agreement(estimate, np.eye(3))
+    assert np.isnan(unrelated["sign_agreement"]) and np.isnan(unrelated["rank_correlation"])
+    assert "no related or negated pair" in unrelated["reason"]
+    assert "constant off the diagonal" in unrelated["reason"]
+    all_nan = relationship_agreement(estimate, np.full((3, 3), np.nan))
+    assert all_nan["reason"] == "the truth is unknown"
+
+
+def test_bad_shapes_are_refused_with_the_argument_named():
+    with pytest.raises(ValueError, match="estimate must be a square"):
+        relationship_agreement(np.ones((2, 3)), np.eye(2))
+    with pytest.raises(ValueError, match=r"same shape; got \(2, 2\) and \(3, 3\)"):
+        relationship_agreement(np.eye(2), np.eye(3))
+    with pytest.raises(ValueError, match="estimate must be finite"):
+        relationship_agreement(np.array([[1.0, np.nan], [0, 1]]), np.eye(2))
