@@ -375,7 +375,9 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         one drives the inner CV.
     param_grid : dict of method -> grid, optional
         For those methods the hyper-parameters are chosen by ``cv``-fold cross-validation on
-        the trial's training part (per-task stratified folds), then refitted on all of it.
+        the trial's training part (per-task stratified folds; the out-of-fold predictions of
+        all folds pooled and scored once, see :func:`_cv_score`), then refitted on all of
+        it.
     cv : int >= 2
     random_state : int >= 0 or None
         Root of every seed (see :func:`job_seeds`); None draws one (kept in the result).
