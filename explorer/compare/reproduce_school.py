@@ -103,7 +103,11 @@ def paper_claims(means: dict[float, dict[str, float]]) -> str:
         by_outcome: dict[str, list[str]] = {}
         for ratio, outcome in outcomes.items():
             by_outcome.setdefault(outcome, []).append(f"{ratio:.0%}")
-        return ", ".join(f"{outcome} at {' and '.join(ratios)}"
+        def listed(ratios):
+            return " and ".join([", ".join(ratios[:-1]), ratios[-1]] if ratios[:-1]
+                                else ratios)
+
+        return ", ".join(f"{outcome} at {listed(ratios)}"
                          for outcome, ratios in by_outcome.items())
 
     best = {ratio: min(mean, key=mean.get) for ratio, mean in means.items()}
