@@ -295,3 +295,34 @@ def test_three_labels_in_a_task_are_refused():
     y[np.flatnonzero(task == 1)[:3]] = 7
     with pytest.raises(ValueError, match="needs 2 classes in every task; task 1 has 3"):
         MTBoost().fit(X, y, task)
+
+
+# ---------------------------------------------------------------------- task weighting
+def test_task_weighting_sum_is_the_papers_per_example_weight():
+    from scipy.special import log_expit
+
+    from explorer.data import MultiTaskDataset
+
+    base = family(("related", "negated"), n=80, seed=3)[0]
+    same = {w: MTBoost(n_rounds=8, task_weighting=w, random_state=0).fit(*base.arrays())
+            for w in ("mean", "sum")}
+    # tasks of equal size: the same fit
+    np.testing.assert_allclose(same["sum"].decision_function(base.X, base.task),
+                               same["mean"].decision_function(base.X, base.task))
+    # unequal sizes (80, 20, 80 rows): the mean weighs each task the same, the sum each
+    # example the same, rescaled by the mean task size N / m
+    keep = (base.task != 1) | (np.arange(base.n_samples) % 4 == 0)
+    data = MultiTaskDataset(base.X[keep], base.y[keep], base.task[keep], kind="classification")
+    sizes = data.task_sizes
+    assert list(sizes) == [80, 20, 80]
+    fits = {w: MTBoost(n_rounds=8, task_weighting=w, random_state=0).fit(*data.arrays())
+            for w in ("mean", "sum")}
+    signs = signed(data.y, data.task)
+    for weighting, model in fits.items():
+        loss = -log_expit(signs * model.decision_function(data.X, data.task))
+        per_task = np.bincount(data.task, weights=loss)
+        expected = per_task / sizes if weighting == "mean" else per_task / sizes.mean()
+        np.testing.assert_allclose(model.train_loss_[-1], expected, rtol=1e-10)
+    assert not np.allclose(fits["sum"].weights_, fits["mean"].weights_)
+    with pytest.raises(ValueError, match="task_weighting"):
+        MTBoost(task_weighting="median").fit(*data.arrays())

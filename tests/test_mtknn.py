@@ -283,3 +283,48 @@ def test_bad_parameters_are_refused():
         MTKNN(lambda_ridge=0.0).fit(X, y, task)
     with pytest.raises(ValueError, match="sigma"):
         MTKR(sigma=-1.0).fit(X, y.astype(float), task)
+
+
+# ---------------------------------------------------------------------- the paper's stalls
+def test_the_papers_coordinate_descent_leaves_a_row_at_zero_from_w_zero():
+    # task 0 gets no votes from its own task: its diagonal move alone never pays, so the
+    # off-diagonal entries stay boxed in [-w_00, w_00] = {0} and row 0 stays 0, though task
+    # 1's votes predict task 0 perfectly
+    rng = np.random.default_rng(0)
+    task = np.repeat([0, 1], 30)
+    y = rng.choice([-1.0, 1.0], task.size)
+    F = np.column_stack([np.abs(rng.normal(size=task.size)) * y,
+                         np.abs(rng.normal(size=task.size)) * y])
+    F[task == 0, 0] = 0.0
+    l1, l2 = 5.0, 0.2
+    sweeps = run(paper_cd_sweeps(F, y, task, 2, l1, l2, "hinge", np.zeros((2, 2))),
+                 max_sweeps=200)
+    stalled = sweeps[-1]
+    np.testing.assert_array_equal(stalled.W[0], 0.0)
+    exact = run(hinge_interior_point_steps(F, y, task, 2, l1, l2))[-1]
+    assert exact.W[0, 0] > 0.1 and abs(exact.W[0, 1]) > 0.1
+    assert stalled.objective > 1.2 * exact.objective
+
+
+def test_gap_to_optimum_says_how_far_the_papers_solvers_stopped():
+    from explorer.data import make_dataset
+
+    pairs = load_digits_tasks("pairs", n_tasks=3, random_state=303)
+    settings = {"n_neighbors": 3, "lambda_asymmetry": 5.0, "lambda_ridge": 0.2}
+    paper = MTKNN(solver="paper", **settings).fit(*pairs.arrays())
+    exact = MTKNN(**settings).fit(*pairs.arrays())
+    gap = paper.gap_to_optimum()
+    assert gap["objective"] == pytest.approx(paper.objective_history_[-1], rel=1e-9)
+    assert gap["optimum"] == pytest.approx(exact.objective_history_[-1], rel=1e-6)
+    assert gap["relative_gap"] == pytest.approx(
+        (gap["objective"] - gap["optimum"]) / gap["optimum"])
+    assert gap["relative_gap"] > 0.2                       # the docstring's 27%
+    assert abs(exact.gap_to_optimum()["relative_gap"]) < 1e-6
+    # MT-KR's SMO: exact for two tasks, short of the optimum from three on
+    family = make_dataset("task_family", {"relations": "related,negated",
+                                          "kind": "regression"}, random_state=0)
+    assert MTKR(solver="paper").fit(*family.arrays()).gap_to_optimum()["relative_gap"] > 0.05
+    two = make_dataset("task_family", {"relations": "related", "kind": "regression"},
+                       random_state=0)
+    assert abs(MTKR(solver="paper").fit(*two.arrays()).gap_to_optimum()["relative_gap"]) \
+        < 1e-6

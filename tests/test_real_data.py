@@ -45,3 +45,66 @@ def test_real_data_round_trips_through_csv():
     back = read_csv(d.to_csv())
     assert back.kind == "regression" and back.task_names == d.task_names
     np.testing.assert_array_equal(back.y, d.y)
+
+
+# ---------------------------------------------------------------------- School
+@pytest.fixture(scope="module")
+def school():
+    from explorer.data import load_school
+
+    return load_school()
+
+
+def test_school_is_the_benchmark_of_the_rmtfl_paper(school):
+    # Sec. 6.1: 15362 students of 139 schools, 27 attributes once the bias column is left out
+    assert school.kind == "regression"
+    assert (school.n_samples, school.n_tasks, school.n_features) == (15362, 139, 27)
+    assert school.task_names[0] == "school 0" and school.task_names[-1] == "school 138"
+    assert school.feature_names == [f"x{j}" for j in range(27)]
+    assert school.task_sizes.min() == 22 and school.task_sizes.max() == 251
+    assert school.y.min() == 1 and school.y.max() == 70
+    # no constant column is left; the dropped one is in the span of the year indicators
+    assert np.all(np.ptp(school.X, axis=0) > 0)
+    np.testing.assert_array_equal(school.X[:, :3].sum(axis=1), 1.0)
+
+
+def test_school_matches_the_shipped_csv_row_for_row(school):
+    import gzip
+
+    import pandas as pd
+
+    from explorer.data.real import SCHOOL_FILE, shipped_file
+
+    with gzip.open(shipped_file(SCHOOL_FILE)) as stream:
+        frame = pd.read_csv(stream)
+    assert (frame["x27"] == 1).all()
+    np.testing.assert_array_equal(school.X, frame[[f"x{j}" for j in range(27)]].to_numpy())
+    np.testing.assert_array_equal(school.y, frame["y"].to_numpy())
+    np.testing.assert_array_equal(school.task, frame["task"].to_numpy())
+
+
+def test_school_csv_round_trip_is_exact(school):
+    from explorer.data import read_csv
+
+    text = school.to_csv()
+    back = read_csv(text)
+    assert back.kind == "regression" and back.task_names == school.task_names
+    assert back.feature_names == school.feature_names
+    for name in ("X", "y", "task"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(school, name))
+    assert back.to_csv() == text
+
+
+def test_school_in_the_catalog_and_the_cli(tmp_path, capsys):
+    from explorer.__main__ import main
+    from explorer.data import CATALOG, make_dataset
+
+    assert CATALOG["school"].label == "School: 139 London schools"
+    assert make_dataset("school").n_tasks == 139
+    with pytest.raises(ValueError, match="not parameters"):
+        make_dataset("school", {"n_tasks": 5})
+    assert main(["generate", "--list"]) == 0
+    assert "school: School: 139 London schools" in capsys.readouterr().out
+    out = tmp_path / "school.csv"
+    assert main(["generate", "school", "--out", str(out)]) == 0
+    assert "15362 rows, 139 tasks" in capsys.readouterr().out

@@ -187,6 +187,16 @@ def test_story_outlier_tasks_in_high_dimension():
     assert data.truth["outlier_tasks"].sum() == 2
     shared = data.truth["shared_features"]
     assert shared.sum() == 5 and model.shared_features_[shared].all()
+    assert model.shared_features_.sum() == 11                          # 6 false alarms
+
+
+def test_story_school_outliers():
+    from explorer.app.pages.outliers import make_model
+
+    scenario, data, train, _ = _data("school_outliers")
+    assert (data.n_tasks, data.n_features) == (139, 27) and scenario["train_fraction"] == 0.24
+    model = make_model(_page_params("school_outliers"), 0, train).fit(*train.arrays())
+    assert model.shared_features_.sum() == 9 and model.outlier_tasks_.sum() == 5
 
 
 def test_story_boosting_relationships():

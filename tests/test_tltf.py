@@ -221,6 +221,48 @@ def test_one_task_with_a_weak_prior_is_logistic_regression_on_non_centred_featur
     assert np.linalg.norm(zero_one - ref_coef) > 10 * np.linalg.norm(plus_minus - ref_coef)
 
 
+def test_the_papers_0_1_labels_shrink_the_mean_even_with_centred_features():
+    """Centred features, no intercept, weak prior: with 0/1 labels the E-step's mean keeps the
+    logistic fit's direction at about a third of its length (the docstring's 0.31-0.37x)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    X -= X.mean(axis=0)
+    y = (rng.random(400) < 1 / (1 + np.exp(-(X @ np.array([1.0, -2.0, 0.5]))))).astype(int)
+    ref = LogisticRegression(C=100.0, fit_intercept=False, tol=1e-10, max_iter=5000).fit(
+        X, y).coef_[0]
+
+    def posterior_mean(labels):
+        data, _ = StackedLogisticTasks.build(X, labels.astype(float), np.zeros(400, int), 1)
+        start = VariationalState(xi=np.ones(400), m=np.zeros((1, 3)), V=100 * np.eye(3)[None],
+                                 logdet_V=np.zeros(1), phi=np.ones((1, 1)),
+                                 Lambda=np.zeros((3, 1)), Gamma=np.zeros((1, 1)),
+                                 Psi=100 * np.eye(3))
+        return e_step(data, start, np.zeros((1, 1)), max_sweeps=500, tol=1e-14)[0].m[0]
+
+    np.testing.assert_allclose(posterior_mean(np.where(y == 1, 1, -1)), ref, rtol=0.02)
+    zero_one = posterior_mean(y)
+    cosine = zero_one @ ref / np.linalg.norm(zero_one) / np.linalg.norm(ref)
+    assert cosine > 0.999 and 0.3 < (zero_one @ ref) / (ref @ ref) < 0.4
+
+
+@pytest.mark.slow
+def test_the_papers_initialisation_usually_but_not_always_finds_the_clusters():
+    # the docstring's seeds: 0 (paper init = k-means) and 6 (paper init stops lower, merged)
+    outcome = {}
+    for seed in (0, 6):
+        ds = make_clustered_tasks(n_tasks=30, n_clusters=3, n_samples_per_task=30,
+                                  centred=False, random_state=seed)
+        for init in ("kmeans", "paper"):
+            model = TLTF(n_clusters=3, init=init, random_state=seed).fit(
+                ds.X, ds.y, ds.task, task_features=ds.task_features)
+            outcome[seed, init] = (model.objective_history_[-1], adjusted_rand_score(
+                ds.truth["clusters"], model.phi_.argmax(axis=1)))
+    assert outcome[0, "paper"][1] == outcome[0, "kmeans"][1] == 1.0
+    assert outcome[0, "paper"][0] == pytest.approx(outcome[0, "kmeans"][0], abs=0.5)
+    assert outcome[6, "kmeans"][1] == 1.0 and outcome[6, "paper"][1] < 0.9
+    assert outcome[6, "paper"][0] < outcome[6, "kmeans"][0] - 5
+
+
 # ---------------------------------------------------------------- against the truth
 def test_clusters_recovered_with_informative_task_features():
     ds = make_clustered_tasks(n_tasks=30, n_clusters=3, n_samples_per_task=30, centred=False,

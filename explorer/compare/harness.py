@@ -25,7 +25,7 @@ from ..data.dataset import MultiTaskDataset
 from ..parameters import describe
 from .code import plain_value
 from .result import ComparisonResult
-from .scoring import Metric, evaluate, resolve_metrics
+from .scoring import Metric, estimator_outputs, evaluate, resolve_metrics, score_outputs
 
 __all__ = ["compare", "ComparisonCancelled", "BACKENDS", "job_seeds"]
 
@@ -128,8 +128,19 @@ def cv_folds(train: MultiTaskDataset, cv: int, rng: np.random.Generator) -> np.n
 
 def _cv_score(job: Job, candidate: dict, train: MultiTaskDataset, folds: np.ndarray,
               seed: int, positive: np.ndarray) -> float:
+    """The candidate's inner-CV score (greater is better): the metric of the out-of-fold
+    predictions of every held-out row, pooled over the folds and scored once.
+
+    Scoring each fold on its own and averaging would normalise a regression task's nMSE by
+    the variance of the few rows it holds out of that fold (about 8 per task at 24%
+    training on School, 1 for the smallest schools): a single held-out row has variance 0,
+    its nMSE is infinite for every candidate, and the tie went to the first of the grid.
+    Pooled, each task's nMSE divides by the variance of all its training rows, as the test
+    score does with the test rows. Tasks whose value is not finite for this candidate (a
+    task whose training targets are all equal) are left out of its average.
+    """
     metric = job.metrics[0]
-    values = []
+    held_rows, predictions, scores = [], [], []
     for k in range(job.cv):
         held = folds == k
         if not held.any():
@@ -138,13 +149,24 @@ def _cv_score(job: Job, candidate: dict, train: MultiTaskDataset, folds: np.ndar
         fit_rows = ~held
         model.fit(train.X[fit_rows], train.y[fit_rows], train.task[fit_rows],
                   **_fit_kwargs(model, train.task_features))
-        scores = evaluate([metric], model, train.X[held], train.y[held], train.task[held],
-                          positive)
-        values.append(scores[metric.name][1])
-    mean = float(np.nanmean(values)) if values and not np.all(np.isnan(values)) else np.nan
-    if np.isnan(mean):
+        fold_predictions, fold_scores = estimator_outputs([metric], model, train.X[held],
+                                                          train.task[held])
+        held_rows.append(np.flatnonzero(held))
+        predictions.append(fold_predictions)
+        scores.append(fold_scores)
+    if not held_rows:
         return -np.inf
-    return mean if metric.greater_is_better else -mean
+    rows = np.concatenate(held_rows)
+    pooled = [None if parts[0] is None else np.concatenate(parts)
+              for parts in (predictions, scores)]
+    per_task, average = score_outputs([metric], train.y[rows], train.task[rows], *pooled,
+                                      positive)[metric.name]
+    if metric.function is not None or metric.name != "ap":   # "ap" averages no tasks
+        finite = [v for v in per_task.values() if np.isfinite(v)]
+        average = float(np.mean(finite)) if finite else np.nan
+    if not np.isfinite(average):
+        return -np.inf
+    return average if metric.greater_is_better else -average
 
 
 def positive_labels(dataset: MultiTaskDataset) -> np.ndarray | None:
@@ -353,7 +375,9 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         one drives the inner CV.
     param_grid : dict of method -> grid, optional
         For those methods the hyper-parameters are chosen by ``cv``-fold cross-validation on
-        the trial's training part (per-task stratified folds), then refitted on all of it.
+        the trial's training part (per-task stratified folds; the out-of-fold predictions of
+        all folds pooled and scored once, see :func:`_cv_score`), then refitted on all of
+        it.
     cv : int >= 2
     random_state : int >= 0 or None
         Root of every seed (see :func:`job_seeds`); None draws one (kept in the result).

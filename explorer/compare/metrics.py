@@ -47,7 +47,8 @@ def per_task_errors(y_true, y_pred, task, measure: str) -> tuple[np.ndarray, np.
         denominator = np.bincount(inverse, weights=centred * centred) / counts
     else:
         denominator = np.bincount(inverse, weights=y_true * y_true) / counts
-    return tasks, mse / np.maximum(denominator, np.finfo(float).tiny)
+    with np.errstate(over="ignore"):   # an error over a zero variance is infinite
+        return tasks, mse / np.maximum(denominator, np.finfo(float).tiny)
 
 
 def nmse(y_true, y_pred, task) -> float:

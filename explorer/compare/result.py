@@ -152,19 +152,22 @@ class ComparisonResult:
             self.methods)
 
     # ------------------------------------------------------------------ the table
-    def summary(self, metric: str | None = None, *, alpha: float = 0.05) -> pd.DataFrame:
+    def summary(self, metric: str | None = None, *, alpha: float = 0.05,
+                columns: list[str] | None = None) -> pd.DataFrame:
         """One row per (task column, method): mean, std (ddof=1), n, the p-value of the
         paired t-test against the column's best mean, and whether the method is marked.
+        ``columns``: only these table columns (default: every task, then the average).
 
         Columns: ``task, method, mean, std, n, p_value, best``.
         """
         metric = self._metric(metric)
+        columns = self.columns if columns is None else list(columns)
         if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) \
                 or not 0 < alpha < 1:
             raise ValueError(f"alpha must be a number in (0, 1); got {describe(alpha)}.")
         sign = 1.0 if self.greater_is_better[metric] else -1.0
         rows = []
-        for task in self.columns:
+        for task in columns:
             values = self.values(metric, task)
             means = values.mean(axis=1, skipna=True).to_numpy()
             stds = values.std(axis=1, ddof=1, skipna=True).to_numpy()
@@ -184,11 +187,14 @@ class ComparisonResult:
         return pd.DataFrame(rows, columns=["task", "method", "mean", "std", "n", "p_value",
                                            "best"])
 
-    def best(self, metric: str | None = None, *, alpha: float = 0.05) -> pd.DataFrame:
-        """Boolean table (methods x columns) of the marked cells."""
-        summary = self.summary(metric, alpha=alpha)
+    def best(self, metric: str | None = None, *, alpha: float = 0.05,
+             columns: list[str] | None = None) -> pd.DataFrame:
+        """Boolean table (methods x columns) of the marked cells (``columns``: as
+        :meth:`summary`)."""
+        columns = self.columns if columns is None else list(columns)
+        summary = self.summary(metric, alpha=alpha, columns=columns)
         return summary.pivot(index="method", columns="task", values="best").reindex(
-            index=self.methods, columns=self.columns).astype(bool)
+            index=self.methods, columns=columns).astype(bool)
 
     def _cells(self, metric, digits: int, alpha: float):
         summary = self.summary(metric, alpha=alpha)

@@ -34,7 +34,8 @@ import numpy as np
 from ..parameters import describe
 from .metrics import average_precision, per_task_errors, precision_at_k
 
-__all__ = ["Metric", "METRIC_NAMES", "resolve_metrics", "evaluate"]
+__all__ = ["Metric", "METRIC_NAMES", "resolve_metrics", "evaluate", "estimator_outputs",
+           "score_outputs"]
 
 METRIC_NAMES = ("auto", "error_rate", "accuracy", "nmse", "amse", "mean_ap", "ap", "p_at_k")
 _P_AT = re.compile(r"^p_at_([1-9][0-9]{0,5})$")
@@ -162,15 +163,36 @@ def evaluate(metrics: Sequence[Metric], estimator, X, y, task, positive_labels=N
 
     Returns
     -------
-    dict metric name -> (dict task id -> value, average). Tasks without test rows are
-    absent; the average is the mean over the tasks present (NaN-free values only), or the
-    pooled AP for ``"ap"``.
+    dict metric name -> (dict task id -> value, average); see :func:`score_outputs`.
     """
+    return score_outputs(metrics, y, task, *estimator_outputs(metrics, estimator, X, task),
+                         positive_labels)
+
+
+def estimator_outputs(metrics: Sequence[Metric], estimator, X, task
+                      ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(predictions, scores)`` of a fitted estimator on rows ``X`` of tasks ``task``, each
+    of shape (n_samples,), or None when no metric needs it."""
     predictions = scores = None
     if any(m.needs == "predictions" for m in metrics):
         predictions = np.asarray(estimator.predict(X, task))
     if any(m.needs == "scores" for m in metrics):
         scores = ranking_scores(estimator, X, task)
+    return predictions, scores
+
+
+def score_outputs(metrics: Sequence[Metric], y, task, predictions, scores,
+                  positive_labels=None) -> dict[str, tuple[dict[int, float], float]]:
+    """Per-task and average value of each metric from predictions / ranking scores (as
+    :func:`estimator_outputs` gives them; the inner cross-validation passes the pooled
+    out-of-fold ones).
+
+    Returns
+    -------
+    dict metric name -> (dict task id -> value, average). Tasks without rows are absent;
+    the average is the mean over the tasks present (NaN-free values only), or the pooled AP
+    for ``"ap"``.
+    """
     present = np.unique(task)
     out = {}
     for metric in metrics:

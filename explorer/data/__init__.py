@@ -2,7 +2,7 @@
 
 from .catalog import CATALOG, list_presets, load_preset, make_dataset
 from .dataset import MAX_CSV_BYTES, TASK_FEATURE_PREFIX, MultiTaskDataset, read_csv
-from .real import load_diabetes_tasks, load_digits_tasks, load_toy_pair
+from .real import load_diabetes_tasks, load_digits_tasks, load_school, load_toy_pair
 from .synthetic import (
                         make_clustered_tasks,
                         make_local_relatedness,
@@ -32,6 +32,7 @@ __all__ = [
     "load_diabetes_tasks",
     "load_digits_tasks",
     "load_preset",
+    "load_school",
     "load_toy_pair",
     "make_clustered_tasks",
     "make_dataset",

@@ -18,7 +18,15 @@ import param
 
 from ..parameters import describe, parse_values, public_parameters
 from .dataset import MultiTaskDataset
-from .real import load_diabetes_tasks, load_digits_tasks, load_toy_pair
+from .real import (
+    SCHOOL_FEATURES,
+    SCHOOL_ROWS,
+    SCHOOL_TASKS,
+    load_diabetes_tasks,
+    load_digits_tasks,
+    load_school,
+    load_toy_pair,
+)
 from .synthetic import (
     make_clustered_tasks,
     make_local_relatedness,
@@ -126,6 +134,10 @@ class DiabetesParams(param.Parameterized):
     split = param.Selector(default="sex", objects=["sex", "sex_age"], label="Split by")
 
 
+class SchoolParams(param.Parameterized):
+    """``load_school`` has no parameters: the data are the benchmark as published."""
+
+
 @dataclass(frozen=True)
 class DatasetEntry:
     """A catalog entry.
@@ -213,6 +225,12 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in (
         DiabetesParams, False, load_diabetes_tasks,
         "scikit-learn diabetes split into tasks by a covariate.",
         lambda v: (442, 10, 4)),
+    DatasetEntry(
+        "school", "School: 139 London schools", "regression",
+        SchoolParams, False, lambda random_state=None: load_school(),
+        "Real exam scores of 15,362 students, one task per school (the rMTFL paper's "
+        "Table 2).",
+        lambda v: (SCHOOL_ROWS, SCHOOL_FEATURES, SCHOOL_TASKS)),
 )}
 
 
@@ -317,26 +335,38 @@ def _check_scenario(name: str, scenario: Any) -> None:
         raise ValueError(f"scenario {name!r}: params: {exc}") from None
 
 
-def sync_package_scenarios(*, check: bool = False) -> list[str]:
-    """Make the package's copy of the scenarios equal to ``data/scenarios`` (the source).
+#: What the package copies from the checkout's ``data/``: (folder, file pattern).
+PACKAGE_COPIES = (("scenarios", "*.json"), ("school", "*.csv.gz"))
 
-    The copy exists only because a wheel cannot ship files outside the package; it is never
-    edited by hand. With ``check=True`` nothing is written. Returns the names of the files
-    that differed (added, changed or removed). Regenerate with
+
+def sync_package_scenarios(*, check: bool = False) -> list[str]:
+    """Make the package's copies of ``data/scenarios`` and of the shipped real data
+    (``data/school``; :data:`PACKAGE_COPIES`) equal to their source in ``data/``.
+
+    The copies exist only because a wheel cannot ship files outside the package; they are
+    never edited by hand. With ``check=True`` nothing is written. Returns the names of the
+    files that differed (added, changed or removed), as ``folder/file``. Regenerate with
     ``python -c "from explorer.data.catalog import sync_package_scenarios as s; s()"``.
     """
-    source, target = _checkout_scenarios(), _package_scenarios()
-    if not source.is_dir():
-        raise ValueError(f"the scenario source {source} does not exist (not a source "
+    source_root = _checkout_scenarios().parent
+    target_root = _package_scenarios().parent
+    if not source_root.is_dir():
+        raise ValueError(f"the data source {source_root} does not exist (not a source "
                          "checkout?).")
-    wanted = {p.name: p.read_bytes() for p in source.glob("*.json")}
-    present = {p.name: p.read_bytes() for p in target.glob("*.json")} if target.is_dir() else {}
-    differing = sorted(n for n in set(wanted) | set(present) if wanted.get(n) != present.get(n))
-    if not check and differing:
-        target.mkdir(exist_ok=True)
-        for file_name in differing:
-            if file_name in wanted:
-                (target / file_name).write_bytes(wanted[file_name])
-            else:
-                (target / file_name).unlink()
+    differing = []
+    for folder, pattern in PACKAGE_COPIES:
+        source, target = source_root / folder, target_root / folder
+        wanted = {p.name: p.read_bytes() for p in source.glob(pattern)}
+        present = {p.name: p.read_bytes() for p in target.glob(pattern)} \
+            if target.is_dir() else {}
+        changed = sorted(n for n in set(wanted) | set(present)
+                         if wanted.get(n) != present.get(n))
+        if not check and changed:
+            target.mkdir(exist_ok=True)
+            for file_name in changed:
+                if file_name in wanted:
+                    (target / file_name).write_bytes(wanted[file_name])
+                else:
+                    (target / file_name).unlink()
+        differing += [f"{folder}/{name}" for name in changed]
     return differing

@@ -1,11 +1,20 @@
-"""Real multi-task data from scikit-learn's bundled data sets (no downloads)."""
+"""Real multi-task data, offline: scikit-learn's bundled data sets and the School benchmark
+shipped in the project's ``data/school`` (no downloads)."""
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 from sklearn import datasets
 
 from .dataset import MultiTaskDataset
+
+#: The School file, relative to ``data/`` (source checkout) or to this package (a wheel).
+SCHOOL_FILE = "school/school.csv.gz"
+SCHOOL_TASKS, SCHOOL_ROWS, SCHOOL_FEATURES = 139, 15_362, 27
 
 _PAIRS = ((1, 7), (3, 8), (4, 9), (5, 6), (0, 8))
 
@@ -107,3 +116,43 @@ def load_diabetes_tasks(split="sex", *, random_state=None) -> MultiTaskDataset:
     return MultiTaskDataset(X[:, keep], y, task, task_names=names,
                             feature_names=[d.feature_names[j] for j in keep],
                             kind="regression")
+
+
+def shipped_file(relative: str) -> Path:
+    """A data file the project ships: ``data/<relative>`` of the source checkout (the one
+    place it is edited), else the package's copy written by
+    :func:`explorer.data.catalog.sync_package_scenarios` (what a wheel carries)."""
+    root = Path(__file__).resolve().parents[2]
+    checkout = root / "data" / relative
+    if (root / "pyproject.toml").is_file() and checkout.is_file():
+        return checkout
+    return Path(__file__).resolve().parent / relative
+
+
+def load_school() -> MultiTaskDataset:
+    """The School benchmark: 15,362 students of 139 London secondary schools, one
+    regression task per school (predict the exam score, 1-70).
+
+    The 27 attributes ``x0``..``x26`` keep their names and order of the ``school.mat``
+    distribution (``data/school/README.md``: binary year, gender, examination-band and
+    ethnic-group indicators; ``x3``, ``x4`` school-level percentages). The 28th column, a
+    constant 1, is dropped as the rMTFL paper does ("the bias attribute is not used",
+    Sec. 6.1): the models fit per-task intercepts instead.
+
+    Returns
+    -------
+    MultiTaskDataset
+        regression; X (15362, 27), y (15362,), task (15362,) in 0..138, task names
+        ``"school 0"``..``"school 138"``.
+    """
+    with gzip.open(shipped_file(SCHOOL_FILE), "rb") as stream:
+        frame = pd.read_csv(stream)
+    features = [f"x{j}" for j in range(SCHOOL_FEATURES)]
+    if frame.shape != (SCHOOL_ROWS, SCHOOL_FEATURES + 3) or frame["x27"].nunique() != 1:
+        raise ValueError(f"{shipped_file(SCHOOL_FILE)} is not the School data: expected "
+                         f"{SCHOOL_ROWS} rows of task, x0..x27 (x27 constant), y; got "
+                         f"shape {frame.shape}.")
+    return MultiTaskDataset(frame[features].to_numpy(np.float64),
+                            frame["y"].to_numpy(np.float64), frame["task"].to_numpy(np.intp),
+                            task_names=[f"school {t}" for t in range(SCHOOL_TASKS)],
+                            feature_names=features, kind="regression")

@@ -199,13 +199,20 @@ class MTBoost(_BoostingClassifier):
        does: otherwise ``sqrt`` lifts 1e-16 to 1e-8 and that seed grows round by round, so
        the collapse, exact in exact arithmetic, would dissolve through noise alone.
 
-    Scale of ``lam``
-    ----------------
-    ``beta_i`` is taken on task i's *mean* loss, ``C_i = sum_j r_j c(y_j F_i(x_j))`` with
-    ``r_j = 1 / n_i`` (``s_j / sum_{task} s`` with sample weights), so ``lam`` does not grow
-    with the data. The paper sums the losses: with ``n`` examples in every task its
-    objective is ``n`` times ours with ``lambda_paper = n * lam`` (its grid
-    {0.01, ..., 100} at ``n = 400`` is ``lam`` in {2.5e-5, ..., 0.25}).
+    Weight of each task, and the scale of ``lam``
+    ---------------------------------------------
+    By default (``task_weighting="mean"``) ``beta_i`` is taken on task i's *mean* loss,
+    ``C_i = sum_j r_j c(y_j F_i(x_j))`` with ``r_j = 1 / n_i`` (``s_j / sum_{task} s`` with
+    sample weights): every task counts the same whatever its size, and ``lam`` does not
+    grow with the data. The paper *sums* each task's losses (``r_j = 1``), so a task
+    weighs in proportion to its examples: with tasks of unequal size the default reweights
+    the tasks against the paper (a task of 50 examples beside one of 500 counts 10 times
+    more than in the paper). ``task_weighting="sum"`` is the paper's weighting,
+    ``r_j = s_j / (N / m)`` (N examples in all): every example weighs the same, rescaled by
+    the mean task size so that ``lam`` keeps its scale; with tasks of equal size (and no
+    sample weights) both options give the same fit. The paper's lambda is
+    ``(N / m) * lam``: with ``n`` examples in every task its objective is ``n`` times ours
+    (its grid {0.01, ..., 100} at ``n = 400`` is ``lam`` in {2.5e-5, ..., 0.25}).
 
     Other details: Omega starts at ``I / m`` (the printed ``I_m`` breaks ``tr Omega = 1``;
     only the direction of the first draw depends on it). The loop stops after a round with
@@ -230,6 +237,9 @@ class MTBoost(_BoostingClassifier):
         ``delta`` of the corrected Omega update.
     learn_omega : bool
         False keeps Omega at ``I / m``: shared base learners without relationship learning.
+    task_weighting : {"mean", "sum"}
+        Each task's loss averaged over its examples (every task counts the same) or summed
+        as in the paper (a task counts by its size); see "Weight of each task".
     random_state : None, int or Generator
         The draws of ``w^t`` and the seeds of random base learners.
 
@@ -245,7 +255,8 @@ class MTBoost(_BoostingClassifier):
         Theorem 2 as printed, ``C(F^{t-1}) - beta^T Omega beta / lam``: the paper claims the
         loss after round t lies below it; by convexity it lies above whenever ``s = 1``.
     betas_ : ndarray (n_iter_, m), ``beta_t`` at ``F^{t-1}``
-    train_loss_ : ndarray (n_iter_, m), per-task mean loss after each round
+    train_loss_ : ndarray (n_iter_, m), per-task loss ``C_i`` after each round (the mean, or
+        with ``task_weighting="sum"`` the sum divided by ``N / m``)
     classes_ : list of ndarray, each task's two labels (``[0]`` is -1, ``[1]`` is +1)
     step_ : str, the step rule used
     n_iter_, converged_, objective_history_ (total loss ``sum_i C_i`` after each round)
@@ -272,7 +283,7 @@ class MTBoost(_BoostingClassifier):
     def __init__(self, *, base_learner="ls_svm", lam: float = 0.1, n_rounds: int = 100,
                  n_inner: int = 10, eps: float = 1e-6, variant: str = "corrected",
                  step: str = "armijo", smoothing: float = 0.1, learn_omega: bool = True,
-                 random_state=None):
+                 task_weighting: str = "mean", random_state=None):
         self.base_learner = base_learner
         self.lam = lam
         self.n_rounds = n_rounds
@@ -282,12 +293,16 @@ class MTBoost(_BoostingClassifier):
         self.step = step
         self.smoothing = smoothing
         self.learn_omega = learn_omega
+        self.task_weighting = task_weighting
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
         step, lam, n_rounds = self._check_common()
         if self.variant not in ("corrected", "paper"):
             raise ValueError(f"variant must be 'corrected' or 'paper'; got {self.variant!r}.")
+        if self.task_weighting not in ("mean", "sum"):
+            raise ValueError(f"task_weighting must be 'mean' or 'sum'; got "
+                             f"{self.task_weighting!r}.")
         n_inner = check_scalar(self.n_inner, "n_inner", kind=Integral, low=1)
         delta = check_scalar(self.smoothing, "smoothing", kind=Real, low=0)
         paper = self.variant == "paper"
@@ -297,6 +312,10 @@ class MTBoost(_BoostingClassifier):
         X = np.ascontiguousarray(X, dtype=np.float64)
         target, classes = binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m, sample_weight)
+        if self.task_weighting == "sum":   # the paper's: every example the same weight
+            weight = np.ones(task.shape[0]) if sample_weight is None else \
+                np.asarray(sample_weight, dtype=np.float64)
+            scale = weight * (m / weight.sum())
         rng = self._rng()
         seed = int(rng.integers(2**31 - 1))
         margin = np.zeros(X.shape[0])
