@@ -295,3 +295,12 @@ def test_three_labels_in_a_task_are_refused():
     y[np.flatnonzero(task == 1)[:3]] = 7
     with pytest.raises(ValueError, match="needs 2 classes in every task; task 1 has 3"):
         MTBoost().fit(X, y, task)
+
+
+def test_mtboost_gives_the_answers_of_the_code_before_the_faster_inner_step():
+    """Fixed seeds, the fits stored before issue 31's inner-step changes
+    (tests/speedup_reference.py): the same weights, Omega, steps and outputs (to round-off
+    of another machine's BLAS; on the machine that stored them, to the last bit)."""
+    from speedup_reference import assert_same_as_reference, boost_outputs
+
+    assert_same_as_reference(boost_outputs(), rtol=1e-9, atol=1e-12)

@@ -27,6 +27,7 @@ from ..solvers.mtboost import (
     omega_update,
     paper_task_weights,
     smoothing_ridge,
+    supertask_rows,
     task_curvature,
     task_gradient,
     task_losses,
@@ -317,13 +318,11 @@ class MTBoost(_BoostingClassifier):
                     break
                 # |w_i| relative to the largest: with one task the weights are AnyBoost's
                 # bit for bit (Eq. 7 normalises them anyway)
-                instance = (np.abs(w) / largest)[task] * slope_rows
-                flipped = w[task] < 0
-                learner, f = _fit_base(self.base_learner, seed, X,
-                                       np.where(flipped, -target, target),
+                signed, instance = supertask_rows(w, largest, task, slope_rows, target)
+                learner, f = _fit_base(self.base_learner, seed, X, signed,
                                        instance / instance.sum())
                 beta = task_gradient(gradient, task, f, m)
-                B = committed + np.outer(w, w)
+                B = committed + w[:, None] * w
                 if self.learn_omega:
                     omega = omega_update(B, ridge_of(B))
                 inner.append(omega)
@@ -344,7 +343,7 @@ class MTBoost(_BoostingClassifier):
             applied = size * w
             margin = margin + applied[task] * f
             losses = task_losses(margin, target, task, scale, m)
-            committed = committed + np.outer(applied, applied)
+            committed = committed + applied[:, None] * applied
             weights.append(applied)
             learners.append(learner)
             steps.append(size)
@@ -356,7 +355,8 @@ class MTBoost(_BoostingClassifier):
             criterion = float(beta @ omega @ beta)
             claimed.append(before - criterion / lam)
             info = partial(_round_info, tuple(weights), beta, applied, w, size, halvings,
-                           before, losses, lam, omega, instance, flipped, tuple(inner))
+                           before, losses, lam, omega, instance, signed != target,
+                           tuple(inner))
             yield Snapshot(step=t + 1, objective=total,
                            matrices=LazyMapping(partial(_relationships, omega, B)),
                            info=LazyMapping(info))
