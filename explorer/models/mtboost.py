@@ -27,7 +27,6 @@ from ..solvers.mtboost import (
     omega_update,
     paper_task_weights,
     smoothing_ridge,
-    supertask_rows,
     task_curvature,
     task_gradient,
     task_losses,
@@ -297,6 +296,7 @@ class MTBoost(_BoostingClassifier):
         m = n_tasks_of(task)
         X = np.ascontiguousarray(X, dtype=np.float64)
         target, classes = binary_targets(y, task, m, type(self).__name__)
+        negated = -target
         scale = task_row_scale(task, m, sample_weight)
         rng = self._rng()
         seed = int(rng.integers(2**31 - 1))
@@ -318,8 +318,10 @@ class MTBoost(_BoostingClassifier):
                     break
                 # |w_i| relative to the largest: with one task the weights are AnyBoost's
                 # bit for bit (Eq. 7 normalises them anyway)
-                signed, instance = supertask_rows(w, largest, task, slope_rows, target)
-                learner, f = _fit_base(self.base_learner, seed, X, signed,
+                instance = (np.abs(w) / largest)[task] * slope_rows
+                flipped = (w < 0)[task]
+                learner, f = _fit_base(self.base_learner, seed, X,
+                                       np.where(flipped, negated, target),
                                        instance / instance.sum())
                 beta = task_gradient(gradient, task, f, m)
                 B = committed + w[:, None] * w
@@ -355,8 +357,7 @@ class MTBoost(_BoostingClassifier):
             criterion = float(beta @ omega @ beta)
             claimed.append(before - criterion / lam)
             info = partial(_round_info, tuple(weights), beta, applied, w, size, halvings,
-                           before, losses, lam, omega, instance, signed != target,
-                           tuple(inner))
+                           before, losses, lam, omega, instance, flipped, tuple(inner))
             yield Snapshot(step=t + 1, objective=total,
                            matrices=LazyMapping(partial(_relationships, omega, B)),
                            info=LazyMapping(info))

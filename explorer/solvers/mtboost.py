@@ -15,7 +15,6 @@ Notation (one boosting round t, m tasks, n stacked rows, ``task`` the row's task
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from scipy.linalg.lapack import dsyevd
 from scipy.special import expit, log_expit
 
@@ -30,7 +29,6 @@ __all__ = [
     "omega_update",
     "paper_task_weights",
     "smoothing_ridge",
-    "supertask_rows",
     "task_curvature",
     "task_gradient",
     "task_losses",
@@ -83,27 +81,6 @@ def task_curvature(row_scale: np.ndarray, task: np.ndarray, f: np.ndarray, n_tas
     return 0.25 * np.bincount(task, weights=row_scale * f * f, minlength=n_tasks)
 
 
-@njit(cache=True, nogil=True)
-def supertask_rows(w: np.ndarray, largest: float, task: np.ndarray, slope_rows: np.ndarray,
-                   target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One inner step's supertask (Eq. 7-8) in one pass over the rows:
-    ``(sign(w_i) y_j, |w_i| / largest * slope_j)`` for each row j of task i, shapes (n,).
-
-    ``largest`` is ``max |w|`` (> 0); the instance weights are not normalised. One pass
-    instead of a chain of (n,) array operations: with a few hundred rows their call
-    overhead, not their arithmetic, was the cost (the same values to the last bit).
-    """  # pragma: no cover - compiled
-    n = task.size
-    signed = np.empty(n)
-    instance = np.empty(n)
-    relative = np.abs(w) / largest
-    for j in range(n):
-        i = task[j]
-        signed[j] = -target[j] if w[i] < 0 else target[j]
-        instance[j] = relative[i] * slope_rows[j]
-    return signed, instance
-
-
 def smoothing_ridge(B: np.ndarray, delta: float) -> float:
     """``eps = delta * tr(B) / m``: the ridge the corrected Omega update adds to ``B``."""
     return float(delta) * float(B.trace()) / B.shape[0]
@@ -135,9 +112,10 @@ def omega_update(B: np.ndarray, ridge: float = 0.0) -> np.ndarray:
 
 
 def _eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.linalg.eigh(A)`` for a small symmetric A: the same LAPACK routine (``dsyevd``,
-    lower triangle) through SciPy's direct binding, which costs a third of NumPy's checks
-    and wrapping on the (m, m) matrices of an inner step."""
+    """``np.linalg.eigh(A)`` for a small symmetric A: the LAPACK routine NumPy's ``eigh``
+    calls (``dsyevd``, lower triangle) through SciPy's direct binding, which costs a third
+    of NumPy's checks and wrapping on the (m, m) matrices of an inner step (the same
+    values: tests/test_mtboost.py compares the fits with those stored before)."""
     values, vectors, info = dsyevd(A, compute_v=1, lower=1)
     if info != 0:
         raise np.linalg.LinAlgError(f"Eigenvalues did not converge (dsyevd info={info}).")
