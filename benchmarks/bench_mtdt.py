@@ -30,7 +30,7 @@ from explorer.solvers.tree_split import warm_up  # noqa: E402
 def digits_one_vs_rest():
     from explorer.data import load_digits_tasks
 
-    data = load_digits_tasks("one-vs-rest")
+    data = load_digits_tasks("one-vs-rest", random_state=0)
     return data.X, data.y, data.task, f"digits one-vs-rest ({data.n_samples} rows)"
 
 

@@ -171,3 +171,68 @@ def test_two_stage_passes_the_solver_and_bad_solver_values_fail():
     two = TwoStageRMTFL(solver="bcd").fit(X, y, task)
     assert two.rmtfl_.solver_ == "bcd"
     assert two.refit_ is None or two.refit_.solver_ == "bcd"
+
+
+def test_fits_give_the_answers_of_the_code_before_the_one_copy_layout():
+    """Fixed seeds, the fits stored before the "features" layout (tests/speedup_reference.py):
+    the normalised design is the same to the last bit, so are the iterations; only
+    products with a shared design are taken the other way round (1e-15)."""
+    from speedup_reference import assert_same_as_reference, rmtfl_outputs
+
+    assert_same_as_reference(rmtfl_outputs(), rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("center, normalize", [(True, True), (False, True), (True, False)])
+@pytest.mark.parametrize("layout_case", ["sorted", "shuffled", "shared", "shared shuffled"])
+def test_features_layout_stores_the_rows_layout_transposed(layout_case, center, normalize):
+    rng = np.random.default_rng(4)
+    if layout_case.startswith("shared"):
+        X0 = rng.normal(size=(15, 7)) + 2.0
+        X, task = np.vstack([X0] * 3), np.repeat(np.arange(3), 15)
+    else:
+        X, _, task = _tasks(seed=4)
+        X = X + 2.0
+    y = rng.normal(size=task.size)
+    if layout_case == "shuffled":
+        order = rng.permutation(task.size)
+        X, y, task = X[order], y[order], task[order]
+    elif layout_case == "shared shuffled":   # tasks interleaved row by row, still shared
+        order = np.arange(task.size).reshape(3, 15).T.ravel()
+        X, y, task = X[order], y[order], task[order]
+    m = int(task.max()) + 1
+    rows = StackedTasks(X, y, task, m, center=center, normalize=normalize)
+    feats = StackedTasks(X, y, task, m, center=center, normalize=normalize, layout="features")
+    assert (rows.shared_design is None) == (feats.shared_design is None) == \
+        (layout_case[:6] != "shared")
+    np.testing.assert_array_equal(feats.X, rows.X)          # bit for bit
+    for name in ("y", "x_mean", "y_mean", "scale", "offsets"):
+        np.testing.assert_array_equal(getattr(feats, name), getattr(rows, name))
+    def design(data):
+        return data.X if data.shared_design is None else data.shared_design
+
+    np.testing.assert_array_equal(design(feats), design(rows))
+    storage = feats.X_by_feature
+    assert storage.flags.c_contiguous and np.shares_memory(storage, design(feats))
+    assert np.shares_memory(storage, feats.X_by_feature)    # no copy on the way to BCD
+    assert not np.shares_memory(rows.X_by_feature, design(rows))  # "rows" copies
+
+
+def test_fit_shared_holds_one_working_copy_of_the_design():
+    """Peak memory of a shared-design fit above the data: one normalised copy of X plus
+    small column blocks and (d, m)-sized work (tracemalloc sees NumPy's allocations; the
+    compiled sweeps allocate only (d, m) and (n m,) arrays). 1.35 X here; before the
+    "features" layout, 2.35 X."""
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 1500))
+    Y = X[:, :30] @ rng.normal(size=(30, 8)) + rng.normal(size=(400, 8))
+    L21MTFL(tol=1e-3).fit_shared(X[:20, :30], Y[:20])       # compile outside the measure
+    tracemalloc.start()
+    try:
+        est = L21MTFL(tol=1e-6).fit_shared(X, Y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert est.solver_ == "bcd"
+    assert peak < 1.5 * X.nbytes

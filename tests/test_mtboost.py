@@ -326,3 +326,12 @@ def test_task_weighting_sum_is_the_papers_per_example_weight():
     assert not np.allclose(fits["sum"].weights_, fits["mean"].weights_)
     with pytest.raises(ValueError, match="task_weighting"):
         MTBoost(task_weighting="median").fit(*data.arrays())
+
+
+def test_mtboost_gives_the_answers_of_the_code_before_the_faster_inner_step():
+    """Fixed seeds, the fits stored before issue 31's inner-step changes
+    (tests/speedup_reference.py): the same weights, Omega, steps and outputs (to round-off
+    of another machine's BLAS; on the machine that stored them, to the last bit)."""
+    from speedup_reference import assert_same_as_reference, boost_outputs
+
+    assert_same_as_reference(boost_outputs(), rtol=1e-9, atol=1e-12)

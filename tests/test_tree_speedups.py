@@ -2,6 +2,7 @@
 reference it replaced (the full presort, the NumPy partition, the NumPy split search)."""
 
 import numpy as np
+import pytest
 
 from explorer.models import MTDecisionTree
 from explorer.solvers.tree_split import (
@@ -82,3 +83,46 @@ def test_trees_equal_the_numpy_reference_search():
             np.testing.assert_array_equal(fast.tree_[key], slow.tree_[key])
         np.testing.assert_allclose(fast.tree_["threshold"], slow.tree_["threshold"])
         assert len(fast.nodes_) == fast.n_nodes_
+
+
+def test_trees_are_the_trees_of_the_code_before_the_speedups():
+    """Fixed seeds, the trees stored before issue 31's kernels (tests/speedup_reference.py):
+    every node's feature, threshold, children, leaves and weighted counts, on digits
+    (histogram search, whole counts) and continuous weighted data (sorted search)."""
+    from speedup_reference import assert_same_as_reference, tree_outputs
+
+    assert_same_as_reference(tree_outputs())
+
+
+def test_bins_of_fractions_large_and_negative_values_equal_the_presorted_ones():
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.integers(0, 17, 500) / 16.0,               # digits' pixels
+                         rng.integers(-30, 30, 500) * 1000.0,            # large, negative
+                         rng.choice([-0.0, 0.0, 1e-300, 5e-324], 500),   # zeros, tiny
+                         rng.integers(250, 262, 500).astype(float)])     # around 256
+    fast, reference = feature_bins(X), feature_bins(X, np.argsort(X.T, axis=1))
+    np.testing.assert_array_equal(fast.rank, reference.rank)
+    np.testing.assert_array_equal(fast.values, reference.values)
+    np.testing.assert_array_equal(fast.n_bins, reference.n_bins)
+    assert feature_bins(np.asfortranarray(X)).n_bins.tolist() == fast.n_bins.tolist()
+    wide = np.tile(np.arange(70.0), 3)[:, None]                # 70 values: too many
+    assert feature_bins(wide) is None and feature_bins(wide, max_bins=70) is not None
+
+
+def test_unit_weights_take_the_whole_count_path_to_the_numpy_search_split():
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 5, size=(90, 4)).astype(float)
+    columns = rng.integers(0, 6, size=90)
+    offsets = np.array([0, 2, 4, 6])
+    for weights in (np.ones(90), np.full(90, 2.0), rng.random(90)):
+        bins = feature_bins(X)
+        fast = find_best_split(X, np.arange(90)[None, :], columns, weights, offsets,
+                               bins=bins)
+        reference = find_best_split(X, np.argsort(X.T, axis=1), columns, weights, offsets,
+                                    backend="numpy")
+        for criterion in ("ig_m", "ig_j", "ig_u"):
+            ours, ref = fast.best[criterion], reference.best[criterion]
+            assert (ours.feature, ours.threshold) == (ref.feature, ref.threshold)
+            np.testing.assert_allclose(ours.task_gains, ref.task_gains, rtol=1e-10,
+                                       atol=1e-12)
+            assert ours.ig_u == pytest.approx(ref.ig_u, abs=1e-12)

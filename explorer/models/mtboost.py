@@ -311,6 +311,7 @@ class MTBoost(_BoostingClassifier):
         m = n_tasks_of(task)
         X = np.ascontiguousarray(X, dtype=np.float64)
         target, classes = binary_targets(y, task, m, type(self).__name__)
+        negated = -target
         scale = task_row_scale(task, m, sample_weight)
         if self.task_weighting == "sum":   # the paper's: every example the same weight
             weight = np.ones(task.shape[0]) if sample_weight is None else \
@@ -337,12 +338,12 @@ class MTBoost(_BoostingClassifier):
                 # |w_i| relative to the largest: with one task the weights are AnyBoost's
                 # bit for bit (Eq. 7 normalises them anyway)
                 instance = (np.abs(w) / largest)[task] * slope_rows
-                flipped = w[task] < 0
+                flipped = (w < 0)[task]
                 learner, f = _fit_base(self.base_learner, seed, X,
-                                       np.where(flipped, -target, target),
+                                       np.where(flipped, negated, target),
                                        instance / instance.sum())
                 beta = task_gradient(gradient, task, f, m)
-                B = committed + np.outer(w, w)
+                B = committed + w[:, None] * w
                 if self.learn_omega:
                     omega = omega_update(B, ridge_of(B))
                 inner.append(omega)
@@ -363,7 +364,7 @@ class MTBoost(_BoostingClassifier):
             applied = size * w
             margin = margin + applied[task] * f
             losses = task_losses(margin, target, task, scale, m)
-            committed = committed + np.outer(applied, applied)
+            committed = committed + applied[:, None] * applied
             weights.append(applied)
             learners.append(learner)
             steps.append(size)

@@ -158,21 +158,35 @@ class _StackedProxMTL(MultiTaskEstimator):
         if not self._bcd or solver == "fista":
             return False
         positive = all(lam > 0 for lam in lams)
-        if solver == "bcd":
-            if not positive:
-                raise ValueError(f"solver='bcd' needs positive penalties; got {lams}. Use "
-                                 "solver='fista' for an unpenalised block.")
-            return True
-        if not positive or self._penalty_kinds == ("columns",):
+        if solver == "bcd" and not positive:
+            raise ValueError(f"solver='bcd' needs positive penalties; got {lams}. Use "
+                             "solver='fista' for an unpenalised block.")
+        return positive and self._bcd_expected(data.counts, data.d,
+                                               data.shared_design is not None)
+
+    def _bcd_expected(self, counts: np.ndarray, d: int, shared: bool) -> bool:
+        """:meth:`_use_bcd` before the penalties are known (assuming them positive): it
+        picks the layout the data are prepared in."""
+        solver = getattr(self, "solver", "fista")
+        if not self._bcd or solver == "fista":
             return False
-        if data.shared_design is not None:
+        if solver == "bcd":
             return True
-        wide = np.mean(data.counts) <= AUTO_BCD_MAX_SAMPLES_PER_FEATURE * data.d
-        return bool(wide and data.n_design_entries > AUTO_BCD_MIN_ENTRIES)
+        if self._penalty_kinds == ("columns",):
+            return False
+        if shared:
+            return True
+        wide = np.mean(counts) <= AUTO_BCD_MAX_SAMPLES_PER_FEATURE * d
+        return bool(wide and np.sum(counts) * d > AUTO_BCD_MIN_ENTRIES)
 
     def _stack(self, X, y, task, m) -> StackedTasks:
+        # (whether every task has the same design is found while stacking)
+        counts = np.bincount(task, minlength=m)
+        layouts = ["features" if self._bcd_expected(counts, X.shape[1], shared) else "rows"
+                   for shared in (False, True)]
         return StackedTasks(X, y, task, m, normalize=bool(self.normalize),
-                            center=bool(self.fit_intercept))
+                            center=bool(self.fit_intercept), layout=layouts[0],
+                            shared_layout=layouts[1])
 
     def _lambda_max(self, data: StackedTasks) -> dict[str, float]:
         raise NotImplementedError
@@ -259,8 +273,10 @@ class _StackedProxMTL(MultiTaskEstimator):
         X, Y = check_shared_design(X, Y, who=type(self).__name__)
         self._check_task_features(task_features, Y.shape[1])
         self._check_common()
+        layout = "features" if self._bcd_expected(np.full(Y.shape[1], X.shape[0]),
+                                                  X.shape[1], True) else "rows"
         data = StackedTasks.shared(X, Y, normalize=bool(self.normalize),
-                                   center=bool(self.fit_intercept))
+                                   center=bool(self.fit_intercept), layout=layout)
         for _ in self._run(self._solve_steps(data), data.m, data.d):
             pass
         return self

@@ -8,12 +8,32 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["_histogram_kernel", "_partition_kernel", "_split_kernel", "_xlx"]
+__all__ = ["_histogram_kernel", "_partition_kernel", "_split_kernel", "_xlx", "_xlx_table"]
 
 
 @njit(cache=True, nogil=True)
 def _xlx(c):
     return c * np.log2(c) if c > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True)
+def _xlx_table(n):  # pragma: no cover - compiled
+    """``_xlx(k)`` for k = 0 .. n: the x log x of whole counts (unit example weights)."""
+    table = np.empty(n + 1)
+    for k in range(n + 1):
+        table[k] = _xlx(float(k))
+    return table
+
+
+@njit(cache=True, nogil=True)
+def _xlx_of(c, table):  # pragma: no cover - compiled
+    """``_xlx(c)``, read from ``table`` (:func:`_xlx_table`) when c is a whole number in it
+    (the same value: the table holds ``_xlx`` of the same float)."""
+    if c < table.size:
+        k = int(c)
+        if k == c:
+            return table[k]
+    return _xlx(c)
 
 
 @njit(cache=True, nogil=True)
@@ -154,7 +174,7 @@ def _split_kernel(X_t, sorted_rows, columns, column_task, weights, offsets, node
 
 @njit(cache=True, nogil=True)
 def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_counts,
-                      n_bins, min_leaf, hist, count):  # pragma: no cover - compiled
+                      n_bins, min_leaf, hist, count, xlx_table):  # pragma: no cover - compiled
     """As :func:`_split_kernel`, from per-node (feature, value, column) histograms.
 
     One pass over the node's rows fills the histograms (no sorting); each boundary between
@@ -164,7 +184,8 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
 
     ``hist`` (d, max bins, K) and ``count`` (d, max bins) are scratch arrays, all zero on
     entry and left all zero (only the entries the node's rows touched are reset, so a
-    small node costs its size, not the histogram's).
+    small node costs its size, not the histogram's). ``xlx_table`` is
+    :func:`_xlx_table` (whole counts, as with unit weights, skip the logarithm).
     """
     d = rank.shape[1]
     m = offsets.size - 1
@@ -187,10 +208,25 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
     best_ig_j = np.zeros(3)
     best_gain = np.zeros((3, m))
     left = np.zeros(K)
+    # x log x of each column's left / right count, and per task the sums over its columns,
+    # refreshed only where a value moved rows (the same sums in the same order as from
+    # scratch, so the same gains to the last bit)
+    left_xlx = np.zeros(K)
+    right_xlx = np.zeros(K)
+    right_start = np.zeros(K)
+    for c in range(K):
+        right_start[c] = _xlx_of(node_counts[c], xlx_table)
+    task_ls = np.zeros(m)
+    task_lx = np.zeros(m)
+    task_rx = np.zeros(m)
+    dirty = np.zeros(m, np.bool_)
     gain = np.zeros(m)
     n = rows.size
     for f in range(d):
         left[:] = 0.0
+        left_xlx[:] = 0.0
+        right_xlx[:] = right_start
+        dirty[:] = True
         n_left_rows = 0
         last_present = 0
         for g in range(n_bins[f] - 1):
@@ -198,7 +234,13 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
                 continue
             last_present = g
             for c in range(K):
-                left[c] += hist[f, g, c]
+                h = hist[f, g, c]
+                if h != 0.0:
+                    left[c] += h
+                    left_xlx[c] = _xlx_of(left[c], xlx_table)
+                    right = node_counts[c] - left[c]
+                    right_xlx[c] = _xlx_of(right if right > 0.0 else 0.0, xlx_table)
+                    dirty[column_task[c]] = True
             n_left_rows += count[f, g]
             upper = g + 1
             if count[f, g + 1] == 0:
@@ -219,31 +261,35 @@ def _histogram_kernel(rank, rows, columns, column_task, weights, offsets, node_c
             total_right_xlx = 0.0
             n_left = 0.0
             for j in range(m):
-                gain[j] = 0.0
                 if node_sum[j] <= 0.0:
                     continue
-                ls = 0.0
-                lx = 0.0
-                rx = 0.0
-                for c in range(offsets[j], offsets[j + 1]):
-                    ls += left[c]
-                    lx += _xlx(left[c])
-                    right = node_counts[c] - left[c]
-                    rx += _xlx(right if right > 0.0 else 0.0)
-                rs = node_sum[j] - ls
-                rs = rs if rs > 0.0 else 0.0
-                total_left_xlx += lx
-                total_right_xlx += rx
-                n_left += ls
-                value = (a_node[j] - (_xlx(ls) - lx) - (_xlx(rs) - rx)) / node_sum[j]
-                gain[j] = value if value > 0.0 else 0.0
+                if dirty[j]:
+                    dirty[j] = False
+                    ls = 0.0
+                    lx = 0.0
+                    rx = 0.0
+                    for c in range(offsets[j], offsets[j + 1]):
+                        ls += left[c]
+                        lx += left_xlx[c]
+                        rx += right_xlx[c]
+                    rs = node_sum[j] - ls
+                    rs = rs if rs > 0.0 else 0.0
+                    task_ls[j] = ls
+                    task_lx[j] = lx
+                    task_rx[j] = rx
+                    value = (a_node[j] - (_xlx_of(ls, xlx_table) - lx)
+                             - (_xlx_of(rs, xlx_table) - rx)) / node_sum[j]
+                    gain[j] = value if value > 0.0 else 0.0
+                total_left_xlx += task_lx[j]
+                total_right_xlx += task_rx[j]
+                n_left += task_ls[j]
                 ig_u += gain[j]
                 if gain[j] > ig_m:
                     ig_m = gain[j]
             n_right = n_total - n_left
             n_right = n_right if n_right > 0.0 else 0.0
-            ig_j = (a_joint - (_xlx(n_left) - total_left_xlx)
-                    - (_xlx(n_right) - total_right_xlx)) / n_total
+            ig_j = (a_joint - (_xlx_of(n_left, xlx_table) - total_left_xlx)
+                    - (_xlx_of(n_right, xlx_table) - total_right_xlx)) / n_total
             for k in range(3):
                 score = ig_m if k == 0 else (ig_j if k == 1 else ig_u)
                 if score > best_score[k]:
@@ -280,36 +326,86 @@ def _partition_kernel(sorted_rows, goes_left, left, right):  # pragma: no cover 
 
 
 @njit(cache=True, nogil=True)
+def _first_at_least(values, f, k, v):  # pragma: no cover - compiled
+    """Index of the first of the sorted ``values[f, :k]`` that is >= v (k when none)."""
+    lo = 0
+    hi = k
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[f, mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _slot(keys, f, bits, shift, mask):  # pragma: no cover - compiled
+    """The slot of ``bits`` in feature f's open-addressing table ``keys[f]`` (its own, or
+    the empty one where it would go): Fibonacci hashing, the product's top bits (a float's
+    low mantissa bits are often all zero)."""
+    at = ((bits * _GOLDEN) >> shift) & mask
+    while keys[f, at] != _EMPTY and keys[f, at] != bits:
+        at = (at + 1) & mask
+    return at
+
+
+#: Marks an empty slot of :func:`_value_bins`' tables (the bits of a NaN; X is finite).
+_EMPTY = -1
+#: 2^64 / golden ratio, as a signed 64-bit integer (the product wraps around).
+_GOLDEN = -7046029254386353131
+
+
+@njit(cache=True, nogil=True)
 def _value_bins(X, max_bins):  # pragma: no cover - compiled
     """Per feature: sorted distinct values and each row's index among them.
 
-    Returns ``(ok, rank (n, d) int32, values (d, width), n_bins (d,))``; ``ok`` is False
-    (and the rest unfilled) as soon as a feature has more than ``max_bins`` values."""
+    ``X`` in C order. Returns ``(ok, rank (n, d) int32, values (d, width), n_bins (d,))``;
+    ``ok`` is False (and the rest unfilled) as soon as a feature has more than ``max_bins``
+    values. Reads X row by row (its memory order) twice, each value looked up by its bits
+    in a small hash table per feature: the first pass inserts new values into the
+    feature's sorted list (so continuous data stop after a few rows), the second reads
+    every value's index from the table.
+    """
     n, d = X.shape
-    distinct = np.empty((d, max_bins))
+    bits_of = X.view(np.int64)
+    size_bits = 2
+    while (1 << size_bits) < 4 * (max_bins + 1):
+        size_bits += 1
+    size = 1 << size_bits
+    shift = 64 - size_bits
+    mask = size - 1
+    keys = np.full((d, size), _EMPTY, np.int64)
+    slot_rank = np.zeros((d, size), np.int32)
+    distinct = np.empty((d, max_bins + 1))
     n_bins = np.zeros(d, np.int64)
     rank = np.empty((n, d), np.int32)
-    for f in range(d):
-        column = np.sort(X[:, f])
-        k = 0
-        for i in range(n):
-            if k == 0 or column[i] != distinct[f, k - 1]:
-                if k == max_bins:
-                    return False, rank, distinct, n_bins
-                distinct[f, k] = column[i]
-                k += 1
-        n_bins[f] = k
-        for i in range(n):
+    for i in range(n):
+        for f in range(d):
+            bits = bits_of[i, f]
+            at = _slot(keys, f, bits, shift, mask)
+            if keys[f, at] == bits:
+                continue
+            keys[f, at] = bits
             v = X[i, f]
-            lo = 0
-            hi = k - 1
-            while lo < hi:  # first distinct value >= v (it equals v)
-                mid = (lo + hi) // 2
-                if distinct[f, mid] < v:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            rank[i, f] = lo
+            k = n_bins[f]
+            pos = _first_at_least(distinct, f, k, v)
+            if pos < k and distinct[f, pos] == v:  # another zero's sign
+                continue
+            if k == max_bins:
+                return False, rank, distinct[:, :max_bins], n_bins
+            for g in range(k, pos, -1):
+                distinct[f, g] = distinct[f, g - 1]
+            distinct[f, pos] = v
+            n_bins[f] = k + 1
+    key_values = keys.view(np.float64)
+    for f in range(d):
+        for at in range(size):
+            if keys[f, at] != _EMPTY:
+                slot_rank[f, at] = _first_at_least(distinct, f, n_bins[f], key_values[f, at])
+    for i in range(n):
+        for f in range(d):
+            rank[i, f] = slot_rank[f, _slot(keys, f, bits_of[i, f], shift, mask)]
     width = 1
     for f in range(d):
         width = max(width, n_bins[f])

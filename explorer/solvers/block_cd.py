@@ -90,11 +90,10 @@ class BlockCDStep:
 
 def _design(data: StackedTasks) -> tuple[np.ndarray, np.ndarray]:
     """``(XT, xstart)``: the designs transposed, (d, N) in C order, and each task's first
-    column in them."""
-    offsets = np.asarray(data.offsets, dtype=np.int64)
+    column in them (no copy when ``data`` was built with the "features" layout)."""
     if data.shared_design is not None:
-        return np.ascontiguousarray(data.shared_design.T), np.zeros(data.m, dtype=np.int64)
-    return np.ascontiguousarray(data.X.T), offsets[:-1].copy()
+        return data.X_by_feature, np.zeros(data.m, dtype=np.int64)
+    return data.X_by_feature, np.asarray(data.offsets[:-1], dtype=np.int64)
 
 
 def duality_gap(G: np.ndarray, x: np.ndarray, kinds: Sequence[int], lams: Sequence[float],
@@ -205,6 +204,7 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
     kinds = [_KIND[p] for p in penalties]
     m, d, k = data.m, data.d, len(kinds)
     x = np.array(x0, dtype=np.float64, copy=True)
+    del x0  # (the generator's frame would hold the caller's start for the whole fit)
     if x.shape != (d, k * m):
         raise ValueError(f"x0 must have shape ({d}, {k * m}); got {x.shape}.")
     XF, xstart = _design(data)
@@ -222,8 +222,8 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
     col_lam = lams[col_block] if col_block >= 0 else 0.0
     Lcol = _column_constants(XF, xstart, offsets, weight, colsq) if col_block >= 0 else \
         np.ones(m)
-    W = sum(x[:, b * m:(b + 1) * m] for b in range(k))
-    r = _residuals_f(XF, xstart, offsets, y, np.ascontiguousarray(W))
+    r = _residuals_f(XF, xstart, offsets, y, np.ascontiguousarray(
+        sum(x[:, b * m:(b + 1) * m] for b in range(k))))
     f = float(weight @ np.add.reduceat(r * r, offsets[:-1])) if r.size else 0.0
     F = f + sum(lam * _group_penalty(x[:, b * m:(b + 1) * m], kind)
                 for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)))
@@ -336,7 +336,11 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
 def _anderson_weights(points: np.ndarray) -> np.ndarray | None:
     """Weights (summing to 1) of the affine combination of ``points[1:]`` (rows) that best
     cancels their successive differences, or None when that system is singular."""
-    U = np.diff(points, axis=0)
+    return _weights_of_differences(np.diff(points, axis=0))
+
+
+def _weights_of_differences(U: np.ndarray) -> np.ndarray | None:
+    """:func:`_anderson_weights` from the successive differences ``U`` (rows)."""
     try:
         z = np.linalg.solve(U @ U.T, np.ones(U.shape[0]))
     except np.linalg.LinAlgError:
@@ -349,12 +353,20 @@ def _anderson_weights(points: np.ndarray) -> np.ndarray | None:
 
 def _anderson(iterates: list[tuple[np.ndarray, np.ndarray]]
               ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Anderson extrapolation of (x, r) pairs (r is affine in x, so it combines alike)."""
-    X = np.array([z.ravel() for z, _ in iterates])
-    c = _anderson_weights(X)
+    """Anderson extrapolation of (x, r) pairs (r is affine in x, so it combines alike).
+
+    One (k - 1, x.size) buffer holds the differences, then the points combined (the
+    iterates are not stacked into a copy of their own)."""
+    points = [z.ravel() for z, _ in iterates]
+    work = np.empty((len(points) - 1, points[0].size))
+    for k in range(len(points) - 1):
+        np.subtract(points[k + 1], points[k], out=work[k])
+    c = _weights_of_differences(work)
     if c is None:
         return None
-    x_acc = (c @ X[1:]).reshape(iterates[0][0].shape)
+    for k in range(len(points) - 1):
+        work[k] = points[k + 1]
+    x_acc = (c @ work).reshape(iterates[0][0].shape)
     r_acc = c @ np.array([rr for _, rr in iterates[1:]])
     return x_acc, r_acc
 

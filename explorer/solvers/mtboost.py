@@ -15,6 +15,7 @@ Notation (one boosting round t, m tasks, n stacked rows, ``task`` the row's task
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.lapack import dsyevd
 from scipy.special import expit, log_expit
 
 __all__ = [
@@ -82,7 +83,7 @@ def task_curvature(row_scale: np.ndarray, task: np.ndarray, f: np.ndarray, n_tas
 
 def smoothing_ridge(B: np.ndarray, delta: float) -> float:
     """``eps = delta * tr(B) / m``: the ridge the corrected Omega update adds to ``B``."""
-    return float(delta) * float(np.trace(B)) / B.shape[0]
+    return float(delta) * float(B.trace()) / B.shape[0]
 
 
 def omega_update(B: np.ndarray, ridge: float = 0.0) -> np.ndarray:
@@ -98,8 +99,8 @@ def omega_update(B: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     """
     m = B.shape[0]
     shifted = B + B.T                      # symmetric to the last bit, whatever B's round-off
-    shifted.flat[::m + 1] += 2.0 * ridge
-    values, vectors = np.linalg.eigh(shifted)
+    shifted.reshape(-1)[::m + 1] += 2.0 * ridge    # the diagonal (a view: shifted is new)
+    values, vectors = _eigh(shifted)
     root = np.sqrt(numerical_eigenvalues(values))
     total = root.sum()
     if total <= 0.0:
@@ -108,6 +109,17 @@ def omega_update(B: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     omega += omega.T
     omega *= 0.5
     return omega
+
+
+def _eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.linalg.eigh(A)`` for a small symmetric A: the LAPACK routine NumPy's ``eigh``
+    calls (``dsyevd``, lower triangle) through SciPy's direct binding, which costs a third
+    of NumPy's checks and wrapping on the (m, m) matrices of an inner step (the same
+    values: tests/test_mtboost.py compares the fits with those stored before)."""
+    values, vectors, info = dsyevd(A, compute_v=1, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Eigenvalues did not converge (dsyevd info={info}).")
+    return values, vectors
 
 
 def numerical_eigenvalues(values: np.ndarray) -> np.ndarray:
@@ -187,6 +199,6 @@ def ls_svm_fit(X: np.ndarray, target: np.ndarray, weight: np.ndarray, ridge: flo
     centred = X - mean_x
     weighted = centred * weight[:, None]
     gram = centred.T @ weighted
-    gram[np.diag_indices_from(gram)] += ridge
+    gram.flat[::gram.shape[0] + 1] += ridge
     coef = np.linalg.solve(gram, weighted.T @ (target - mean_t))
     return coef, mean_t - float(mean_x @ coef)

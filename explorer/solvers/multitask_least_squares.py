@@ -19,10 +19,41 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["StackedTasks", "VECTORIZE_MAX_ENTRIES"]
+__all__ = ["LAYOUTS", "StackedTasks", "VECTORIZE_MAX_ENTRIES"]
 
 #: Stacked designs with at most this many entries use the vectorised products.
 VECTORIZE_MAX_ENTRIES = 200_000
+#: Storage of the normalised design: "rows" (n, d) in C order, each example's features
+#: contiguous (the gradient methods' products); "features" (d, n) in C order, each
+#: feature's values contiguous (what block coordinate descent reads).
+LAYOUTS = ("rows", "features")
+#: Entries of the temporaries :func:`_normalise_into` works on at once.
+_CHUNK_ENTRIES = 1 << 16
+
+
+def _normalise_into(dest: np.ndarray, X: np.ndarray, *, normalize: bool, center: bool
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Write ``X`` (n, d) centred and Eq. (1)-normalised, transposed, into ``dest`` (d, n).
+
+    Returns ``(mean, scale)`` (d,) each. Works on blocks of columns, so the temporaries are
+    small whatever the size of X; every column is reduced in the same order as NumPy's
+    ``X.mean(axis=0)`` and ``np.sum(X ** 2, axis=0)`` on the whole (C-order) array, so
+    the values are exactly those of the "rows" layout.
+    """
+    n, d = X.shape
+    mean = X.mean(axis=0) if center else np.zeros(d)
+    scale = np.ones(d)
+    step = max(1, _CHUNK_ENTRIES // max(n, 1))
+    for a in range(0, d, step):
+        b = min(d, a + step)
+        block = X[:, a:b] - mean[a:b] if center else X[:, a:b]
+        if normalize:
+            norms = np.sqrt(np.sum(block ** 2, axis=0))
+            norms[norms == 0] = 1.0
+            scale[a:b] = norms
+            block = block / norms
+        dest[a:b] = block.T
+    return mean, scale
 
 
 class StackedTasks:
@@ -34,17 +65,32 @@ class StackedTasks:
     n_tasks : int
     normalize : bool   scale each task's features to unit L2 norm (Eq. 1)
     center : bool      subtract each task's feature and response means (intercepts)
+    layout : {"rows", "features"}
+        How the normalised design is stored (:data:`LAYOUTS`): "features" is the layout
+        block coordinate descent reads, built without an (n, d) copy; ``X`` is then a
+        transposed view of it.
+    shared_layout : {"rows", "features"} or None
+        The same for a design found shared by every task (None: ``layout``); the solver
+        can differ for the two, and a shared design fitted stacked or by :meth:`shared`
+        gets the same arithmetic when both are given the same layout.
     """
 
-    def __init__(self, X, y, task, n_tasks, *, normalize=True, center=True):
+    def __init__(self, X, y, task, n_tasks, *, normalize=True, center=True, layout="rows",
+                 shared_layout=None):
+        shared_layout = layout if shared_layout is None else shared_layout
+        for name, value in (("layout", layout), ("shared_layout", shared_layout)):
+            if value not in LAYOUTS:
+                raise ValueError(f"{name} must be one of {LAYOUTS}; got {value!r}.")
         task = np.asarray(task)
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         counts = np.bincount(task, minlength=n_tasks)
         private = task.size > 1 and not np.all(task[:-1] <= task[1:])
-        if private:  # rows task by task (a copy, ours to modify)
-            order = np.argsort(task, kind="stable")
-            X, y = X[order], y[order]
+        order = np.argsort(task, kind="stable") if private else None
+        if private:
+            y = y[order]
+            if layout == "rows":  # rows task by task (a copy, ours to modify)
+                X = X[order]
         else:
             y = y.copy()
         self._layout(counts, X.shape[1])
@@ -53,20 +99,36 @@ class StackedTasks:
         # give every task the same columns), products are one GEMM with it, and the stacked
         # copy is built only if something asks for ``X``.
         self._shared_design = None
-        self._X = None
+        self._X = self._XT = None
         n0 = int(counts[0]) if self.m else 0
         if n0 > 0 and np.all(counts == n0) and self.m > 1:
-            first = X[:n0]
-            if X.flags.c_contiguous:
-                from ._bcd_kernels import _blocks_equal
-                same = _blocks_equal(X, n0, self.m)
-            else:
-                same = all(np.array_equal(first, X[sl]) for sl in self.slices[1:])
+            if order is not None and layout == "features":  # X still in the caller's order
+                first = X[order[:n0]]
+                same = all(np.array_equal(first, X[order[sl]]) for sl in self.slices[1:])
+            else:  # X is stacked task by task
+                first = X[:n0]
+                if X.flags.c_contiguous:
+                    from ._bcd_kernels import _blocks_equal
+                    same = _blocks_equal(X, n0, self.m)
+                else:
+                    same = all(np.array_equal(first, X[sl]) for sl in self.slices[1:])
             if same:
-                self._use_shared_design(first.copy(), y.reshape(self.m, n0).T.copy(),
-                                        normalize=normalize, center=center)
+                self._use_shared_design(first, y.reshape(self.m, n0).T.copy(),
+                                        normalize=normalize, center=center,
+                                        layout=shared_layout)
                 y = self._Y.T.ravel()
-        if self._shared_design is None:
+        if self._shared_design is None and layout == "features":
+            # normalised straight into the transposed layout block coordinate descent
+            # reads: no (n, d) copy besides it (same values as the "rows" layout, transposed)
+            self._XT = np.empty((self.d, task.size))
+            for t, sl in enumerate(self.slices):
+                rows = X[sl] if order is None else X[order[sl]]
+                self.x_mean[:, t], self.scale[:, t] = _normalise_into(
+                    self._XT[:, sl], rows, normalize=normalize, center=center)
+                if center:
+                    self.y_mean[t] = y[sl].mean()
+                    y[sl] -= self.y_mean[t]
+        elif self._shared_design is None:
             if not private:
                 X = X.copy()
             for t, sl in enumerate(self.slices):
@@ -85,7 +147,7 @@ class StackedTasks:
         self._finish(int(task.size))
 
     @classmethod
-    def shared(cls, X, Y, *, normalize=True, center=True) -> StackedTasks:
+    def shared(cls, X, Y, *, normalize=True, center=True, layout="rows") -> StackedTasks:
         """All tasks on one design (the MultiTaskLasso setting), without stacking it.
 
         Parameters
@@ -95,15 +157,18 @@ class StackedTasks:
 
         The result is the object the stacked constructor builds for ``m`` copies of ``X``
         (same attributes, same solver path), but the ``(m n0, d)`` stack is never made and
-        the equality check of the copies is skipped.
+        the equality check of the copies is skipped. ``layout`` as in the constructor.
         """
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}.")
         X = np.asarray(X, dtype=np.float64)
         Y = np.asarray(Y, dtype=np.float64)
         n0, m = Y.shape
         self = cls.__new__(cls)
         self._layout(np.full(int(m), n0), X.shape[1])
-        self._X = None
-        self._use_shared_design(X.copy(), Y.copy(), normalize=normalize, center=center)
+        self._X = self._XT = None
+        self._use_shared_design(X, Y.copy(), normalize=normalize, center=center,
+                                layout=layout)
         self.y = self._Y.T.ravel()
         self._finish(n0 * self.m)
         return self
@@ -118,22 +183,31 @@ class StackedTasks:
         self.y_mean = np.zeros(self.m)
         self.scale = np.ones((self.d, self.m))
 
-    def _use_shared_design(self, X0, Y, *, normalize, center):
-        """Centre and Eq. (1)-normalise the one design ``X0`` (n0, d) and responses ``Y``
-        (n0, m) in place and keep them: centring and Eq. (1) give every task the same
-        columns, so one copy of the design serves all tasks."""
+    def _use_shared_design(self, X0, Y, *, normalize, center, layout):
+        """Centre and Eq. (1)-normalise a copy of the one design ``X0`` (n0, d), stored in
+        ``layout``, and the responses ``Y`` (n0, m, in place), and keep them: centring and
+        Eq. (1) give every task the same columns, so one copy of the design serves all."""
         if center:
-            mean = X0.mean(axis=0)
-            X0 -= mean
-            self.x_mean[:] = mean[:, None]
             self.y_mean = Y.mean(axis=0)
             Y -= self.y_mean
-        if normalize:
-            norms = np.sqrt(np.sum(X0 ** 2, axis=0))
-            norms[norms == 0] = 1.0
-            self.scale[:] = norms[:, None]
-            X0 /= norms
-        self._shared_design = X0
+        if layout == "features":
+            XT = np.empty((X0.shape[1], X0.shape[0]))
+            mean, scale = _normalise_into(XT, X0, normalize=normalize, center=center)
+            self._shared_design = XT.T                # (n0, d) view of the (d, n0) storage
+        else:
+            X0 = X0.copy()
+            mean = X0.mean(axis=0) if center else np.zeros(X0.shape[1])
+            if center:
+                X0 -= mean
+            scale = np.ones(X0.shape[1])
+            if normalize:
+                scale = np.sqrt(np.sum(X0 ** 2, axis=0))
+                scale[scale == 0] = 1.0
+                X0 /= scale
+            self._shared_design = X0
+        # every task's column is the same: (d, m) read-only views of the one (d,) column
+        self.x_mean = np.broadcast_to(mean[:, None], (self.d, self.m))
+        self.scale = np.broadcast_to(scale[:, None], (self.d, self.m))
         self._Y = Y                                  # (n0, m), column t = task t
 
     def _finish(self, n_samples: int) -> None:
@@ -153,10 +227,23 @@ class StackedTasks:
     def X(self) -> np.ndarray:
         """The stacked, centred, normalised design (n_samples, d), task by task.
 
-        With a shared design it is built (by tiling) only on first access."""
+        With a shared design it is built (by tiling) only on first access; with the
+        "features" layout it is a view of the (d, n) storage (F order)."""
+        if self._XT is not None:
+            return self._XT.T
         if self._X is None:
             self._X = np.tile(self._shared_design, (self.m, 1))
         return self._X
+
+    @property
+    def X_by_feature(self) -> np.ndarray:
+        """The design transposed, in C order (feature j's values contiguous): (d, n0) for
+        a shared design, else (d, n_samples).
+
+        The storage itself with the "features" layout (or a shared design stored so),
+        else a transposed copy."""
+        design = self._shared_design if self._shared_design is not None else self.X
+        return np.ascontiguousarray(design.T)
 
     @property
     def shared_design(self) -> np.ndarray | None:

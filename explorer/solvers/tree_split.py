@@ -55,6 +55,7 @@ from ._tree_kernels import (
     _split_kernel,
     _split_rows_kernel,
     _value_bins,
+    _xlx_table,
 )
 
 __all__ = [
@@ -167,15 +168,22 @@ class SplitCandidate:
     task_gains : ndarray of shape (m,)
         ``IG(Y_j; a)`` of every task at this split (0 for tasks not active at the node).
     ig_j, ig_u, ig_m : float
-        The three criteria at this split.
+        The three criteria at this split (``ig_u`` and ``ig_m`` computed from
+        ``task_gains`` when read: most candidates never are).
     """
 
     feature: int
     threshold: float
     task_gains: np.ndarray
     ig_j: float
-    ig_u: float
-    ig_m: float
+
+    @property
+    def ig_u(self) -> float:
+        return float(self.task_gains.sum())
+
+    @property
+    def ig_m(self) -> float:
+        return float(self.task_gains.max())
 
     def score(self, criterion: str) -> float:
         return float(getattr(self, criterion))
@@ -255,7 +263,6 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
     rows = sorted_rows[0]
     if node_counts is None:
         node_counts = np.bincount(columns[rows], weights=weights[rows], minlength=n_columns)
-    starts = np.asarray(offsets[:-1], dtype=np.intp)
     if backend == "numba":
         if column_task is None:
             column_task = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
@@ -266,6 +273,7 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
             X_t = np.ascontiguousarray(X.T)
         return _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts,
                                 min_samples_leaf, column_task)
+    starts = np.asarray(offsets[:-1], dtype=np.intp)
     node_sum = np.add.reduceat(node_counts, starts)
     node_xlx = np.add.reduceat(xlogx(node_counts), starts)
     n_total = node_sum.sum()
@@ -320,8 +328,7 @@ def find_best_split(X: np.ndarray, sorted_rows: np.ndarray, columns: np.ndarray,
         return None
     best = {}
     for criterion, (feature, threshold, gains, ig_joint) in best_at.items():
-        best[criterion] = SplitCandidate(feature, threshold, gains, ig_joint,
-                                         float(gains.sum()), float(gains.max()))
+        best[criterion] = SplitCandidate(feature, threshold, gains, ig_joint)
     return SplitSearchResult(best=best, node_counts=node_counts)
 
 
@@ -355,7 +362,8 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray | None = None, max_bins: i
     if presorted is None:
         if X.shape[0] == 0 or X.shape[1] == 0:
             return None
-        ok, rank, values, n_bins = _value_bins(np.asarray(X, dtype=np.float64), int(max_bins))
+        ok, rank, values, n_bins = _value_bins(np.ascontiguousarray(X, dtype=np.float64),
+                                               int(max_bins))
         return FeatureBins(rank, values, n_bins) if ok else None
     sorted_values = np.take_along_axis(X.T, presorted, axis=1)
     step = np.zeros(sorted_values.shape, dtype=np.int32)
@@ -372,11 +380,14 @@ def feature_bins(X: np.ndarray, presorted: np.ndarray | None = None, max_bins: i
     return FeatureBins(np.ascontiguousarray(rank.T), values, n_bins)
 
 
-def histogram_scratch(bins: FeatureBins, n_columns: int) -> tuple[np.ndarray, np.ndarray]:
-    """Zeroed scratch arrays for the histogram search of one tree (reused node to node;
-    the kernel leaves them zeroed)."""
+def histogram_scratch(bins: FeatureBins, n_columns: int
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scratch arrays for the histogram search of one tree, reused node to node: the
+    zeroed histograms (d, max bins, n_columns) and counts (d, max bins), which the kernel
+    leaves zeroed, and ``c log2 c`` of the whole counts ``c = 0 .. n_samples``."""
     d, width = bins.values.shape
-    return np.zeros((d, width, n_columns)), np.zeros((d, width), np.int64)
+    return (np.zeros((d, width, n_columns)), np.zeros((d, width), np.int64),
+            _xlx_table(bins.rank.shape[0]))
 
 
 def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_leaf,
@@ -386,7 +397,7 @@ def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_le
     feature, position, score, task_gains, upper = _histogram_kernel(
         bins.rank, np.ascontiguousarray(rows), columns, column_task, weights,
         np.asarray(offsets, dtype=np.int64), node_counts, bins.n_bins, int(min_leaf),
-        scratch[0], scratch[1])
+        scratch[0], scratch[1], scratch[2])
     scores = score.tolist()
     if not any(math.isfinite(v) for v in scores[:3]):
         return None
@@ -398,7 +409,7 @@ def _search_histogram(bins, rows, columns, weights, offsets, node_counts, min_le
         gains = task_gains[k]
         best[criterion] = SplitCandidate(
             f, _threshold(float(values[f, position[k]]), float(values[f, upper[k]])), gains,
-            scores[3 + k], float(gains.sum()), float(gains.max()))
+            scores[3 + k])
     return SplitSearchResult(best=best, node_counts=node_counts)
 
 
@@ -418,8 +429,7 @@ def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, m
         column = sorted_rows[f]
         threshold = _threshold(float(X_t[f, column[pos]]), float(X_t[f, column[pos + 1]]))
         gains = task_gains[k]
-        best[criterion] = SplitCandidate(f, threshold, gains, scores[3 + k],
-                                         float(gains.sum()), float(gains.max()))
+        best[criterion] = SplitCandidate(f, threshold, gains, scores[3 + k])
     return SplitSearchResult(best=best, node_counts=node_counts)
 
 
