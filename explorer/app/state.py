@@ -12,9 +12,12 @@ The state is a plain :class:`param.Parameterized`, testable without a browser; t
 * A *scenario* (``data/scenarios/<name>.json``, :meth:`ExplorerState.apply_preset`) sets the
   spec, the init seed, the page and the page's hyper-parameters at once; ``scenario`` names it
   and ``scenario_edited`` turns True as soon as the spec differs from the scenario's.
-* The scenario round-trips through a URL query (:meth:`ExplorerState.to_query` /
-  :meth:`ExplorerState.from_query`). Values from a URL are untrusted: each one is checked
-  against its declared type and bounds; a bad one is reported and skipped, never evaluated.
+* The link is the state: :meth:`ExplorerState.url_fields` derives one URL key per setting
+  from the declarations (the state's own parameters that declare ``metadata={"url": key}``,
+  the data generator's ``d.<name>``, each page's ``<slug>.<name>``); :meth:`to_query` writes
+  them all, :meth:`from_query` reads them back and ``query_changed`` fires on any change.
+  Values from a URL are untrusted: each one is checked by the declaration it belongs to; a
+  bad one is reported and skipped, never evaluated.
 
 >>> state = ExplorerState(pages=("tasks",))
 >>> state.dataset.n_tasks >= 2 and state.error == ""
@@ -27,6 +30,7 @@ import logging
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import param
@@ -36,7 +40,7 @@ from explorer.data import MultiTaskDataset, read_csv
 from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
 from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
 
-__all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "page_query_key"]
+__all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "UrlField", "page_query_key"]
 
 log = logging.getLogger(__name__)
 
@@ -49,27 +53,37 @@ UPLOADED = "uploaded"
 #: inflate a 15 MB file past it and drop the session).
 UPLOAD_LIMIT_BYTES = 10 * 1000 * 1000
 
-#: Query keys of the scenario (the data parameters use ``DATA_PREFIX + name``; a page's
-#: hyper-parameters ``<page slug>.<name>``).
-QUERY_KEYS = {
-    "dataset_name": "data",
-    "data_seed": "data_seed",
-    "init_seed": "init_seed",
-    "train_fraction": "train",
-    "page": "page",
-    "hide_truth": "hide_truth",
-    "scenario": "scenario",
-}
+#: URL key prefix of the data generator's parameters (``d.n_tasks``).
 DATA_PREFIX = "d."
 #: The data settings a scenario fixes; changing any of them marks the scenario edited.
 SPEC = ("dataset_name", "data_params", "data_seed", "init_seed", "train_fraction")
 LEVELS = ("info", "success", "warning", "error")
+_UNSET = object()
 _SEED_MAX = 2**32 - 1
 
 
 def page_query_key(slug: str, name: str) -> str:
     """The URL key of hyper-parameter ``name`` of page ``slug`` (e.g. ``trees.max_depth``)."""
     return f"{slug}.{name}"
+
+
+@dataclass(frozen=True)
+class UrlField:
+    """One setting in the link: URL ``key`` of parameter ``name`` of ``owner`` (the
+    ``param`` class or instance whose declaration judges a value from a link); ``group`` is
+    ``"state"``, ``"data"`` or the page's slug."""
+
+    key: str
+    owner: Any
+    name: str
+    group: str
+
+
+def url_keys(owner) -> dict[str, str]:
+    """Parameter name -> URL key of the parameters of ``owner`` that declare
+    ``metadata={"url": key}``."""
+    return {name: parameter.metadata["url"] for name, parameter in owner.param.objects().items()
+            if parameter.metadata and "url" in parameter.metadata}
 
 
 def _safe_filename(filename: Any) -> str:
@@ -110,22 +124,23 @@ class ExplorerState(param.Parameterized):
     """
 
     dataset_name = param.Selector(
-        default="task_family", objects=list(CATALOG), label="Dataset",
+        default="task_family", objects=list(CATALOG), label="Dataset", metadata={"url": "data"},
         doc="Key of the dataset in the catalog.")
     data_params = param.Dict(
         default={}, doc="Generator parameters of the chosen dataset (missing ones: defaults).")
     data_seed = param.Integer(
-        default=0, bounds=(0, _SEED_MAX), label="Data seed",
+        default=0, bounds=(0, _SEED_MAX), label="Data seed", metadata={"url": "data_seed"},
         doc="Seed of the data generator and of the split.")
     init_seed = param.Integer(
-        default=0, bounds=(0, _SEED_MAX), label="Init seed",
+        default=0, bounds=(0, _SEED_MAX), label="Init seed", metadata={"url": "init_seed"},
         doc="Seed the pages give their estimators (random_state).")
     train_fraction = param.Number(
         default=0.7, bounds=(0.1, 0.9), step=0.05, label="Train fraction",
-        doc="Fraction of each task used to train.")
-    page = param.Selector(default="tasks", objects=["tasks"], doc="Slug of the page shown.")
+        metadata={"url": "train"}, doc="Fraction of each task used to train.")
+    page = param.Selector(default="tasks", objects=["tasks"], metadata={"url": "page"},
+                          doc="Slug of the page shown.")
     hide_truth = param.Boolean(
-        default=False, label="Hide the truth",
+        default=False, label="Hide the truth", metadata={"url": "hide_truth"},
         doc="Neutral task names and no ground truth in any view, so students can guess "
             "before the reveal; switching it off shows the truth without refitting.")
 
@@ -142,9 +157,9 @@ class ExplorerState(param.Parameterized):
         doc="True while the data of a new spec are being built off the event loop.")
     notification = param.Tuple(
         default=("info", ""), length=2, doc="(level, message) of the latest notice.")
-    query_changed = param.Event(doc="A page's hyper-parameter changed (the URL follows).")
+    query_changed = param.Event(doc="A setting of the link changed (the URL follows).")
     scenario = param.String(
-        default="", constant=True,
+        default="", constant=True, metadata={"url": "scenario"},
         doc="Name of the scenario chosen last ('' for none); set by apply_preset.")
     scenario_edited = param.Boolean(
         default=False, constant=True,
@@ -152,7 +167,7 @@ class ExplorerState(param.Parameterized):
 
     def __init__(self, *, pages: Sequence[str] | Mapping[str, Any] | None = None, **params):
         if pages is None:
-            from explorer.app.pages import PAGES  # lazy: the pages import this module
+            from explorer.app.pages import PAGES  # lazy: importing the pages imports Panel
 
             pages = {page.slug: page.params for page in PAGES}
         if not isinstance(pages, Mapping):
@@ -181,6 +196,8 @@ class ExplorerState(param.Parameterized):
         self.param.watch(self._hide_truth_changed, "hide_truth")
         self._rebuild(self.current_params(), regenerate=True)
         self.param.watch(self._check_scenario_edited, list(SPEC))
+        self.param.watch(lambda *_: self.param.trigger("query_changed"),
+                         [*url_keys(self), "data_params"])
 
     # ------------------------------------------------------------------ spec helpers
     @property
@@ -505,51 +522,62 @@ class ExplorerState(param.Parameterized):
         instance.param.watch(lambda *_: self.param.trigger("query_changed"),
                              public_parameters(instance))
 
-    # ------------------------------------------------------------------ URL query
+    # ------------------------------------------------------------------ the link
+    def url_fields(self, dataset_name: str | None = None) -> dict[str, UrlField]:
+        """Every setting of the link, by URL key, derived from the declarations: this state's
+        own (``metadata={"url": ...}``), the generator parameters of ``dataset_name``
+        (default: the chosen data set) as ``d.<name>``, and each page's as
+        ``<slug>.<name>`` (a built page's instance, else the page's declaration)."""
+        fields = {key: UrlField(key, self, name, "state") for name, key in url_keys(self).items()}
+        entry = CATALOG.get(self.dataset_name if dataset_name is None else dataset_name)
+        if entry is not None:
+            for name in public_parameters(entry.params):
+                fields[DATA_PREFIX + name] = UrlField(DATA_PREFIX + name, entry.params, name,
+                                                      "data")
+        for slug, declaration in self._page_params.items():
+            owner = self._page_instances.get(slug, declaration)
+            for name in public_parameters(owner) if owner is not None else ():
+                key = page_query_key(slug, name)
+                fields[key] = UrlField(key, owner, name, slug)
+        return fields
+
+    def _link_value(self, field: UrlField) -> Any:
+        """The value ``field`` has in the link (``_UNSET``: it is left out: an empty text, or
+        a page not built whose link carried no value for it)."""
+        if field.group == "state":
+            value = getattr(self, field.name)
+            return _UNSET if value == "" else value
+        if field.group == "data":
+            return self.current_params()[field.name]
+        if field.owner is self._page_instances.get(field.group):
+            return getattr(field.owner, field.name)
+        return self._pending_page_values.get(field.group, {}).get(field.name, _UNSET)
+
     def to_query(self) -> dict[str, str]:
-        """The scenario as URL query items (all strings), page hyper-parameters included.
+        """The link: every setting of :meth:`url_fields` in force, as text.
 
         >>> q = ExplorerState(pages=("tasks",)).to_query()
-        >>> q["data"], q["data_seed"]
-        ('task_family', '0')
+        >>> q["data"], q["data_seed"], q["hide_truth"]
+        ('task_family', '0', 'false')
         """
-        query = {
-            QUERY_KEYS["dataset_name"]: str(self.dataset_name),
-            QUERY_KEYS["data_seed"]: str(self.data_seed),
-            QUERY_KEYS["init_seed"]: str(self.init_seed),
-            QUERY_KEYS["train_fraction"]: repr(float(self.train_fraction)),
-            QUERY_KEYS["page"]: str(self.page),
-        }
-        if self.hide_truth:
-            query[QUERY_KEYS["hide_truth"]] = "true"
-        if self.scenario:
-            query[QUERY_KEYS["scenario"]] = self.scenario
-        entry = self.entry
-        if entry is not None:
-            values = self.current_params()
-            for name in public_parameters(entry.params):
-                query[DATA_PREFIX + name] = encode_value(entry.params.param[name], values[name])
-        for slug, values in self._pending_page_values.items():
-            owner = self._page_params[slug]
-            for name, value in values.items():
-                query[page_query_key(slug, name)] = encode_value(owner.param[name], value)
-        for slug, instance in self._page_instances.items():
-            for name in public_parameters(instance):
-                query[page_query_key(slug, name)] = encode_value(instance.param[name],
-                                                                 getattr(instance, name))
+        query = {}
+        for key, field in self.url_fields().items():
+            value = self._link_value(field)
+            if value is not _UNSET:
+                query[key] = encode_value(field.owner.param[field.name], value)
         return query
 
     def owns_query_key(self, key: str) -> bool:
-        """True for the query keys :meth:`to_query` writes."""
-        return (key in QUERY_KEYS.values() or key.startswith(DATA_PREFIX)
+        """True for the query keys :meth:`to_query` writes (any data set's or page's)."""
+        return (key in url_keys(self).values() or key.startswith(DATA_PREFIX)
                 or key.split(".", 1)[0] in self._page_params)
 
     def from_query(self, query: Mapping[str, Any]) -> list[str]:
-        """Apply a scenario read from a URL query; bad values are reported, never raised.
+        """Apply a link read from a URL query; bad values are reported, never raised.
 
-        Every value is checked by the declaration it belongs to (the catalog entry's
-        parameter class, this state's own parameters, a page's parameter class) and refused
-        with a message naming the key, the expectation and what came; the rest is applied.
+        Every value is checked by the declaration of its :meth:`url_fields` entry and refused
+        with a message naming the key, the expectation and what came; the rest is applied
+        (a scenario first, the link's other values on top of it).
 
         Returns
         -------
@@ -558,78 +586,60 @@ class ExplorerState(param.Parameterized):
             when not empty, a warning notice lists them.
         """
         problems: list[str] = []
-        updates: dict[str, Any] = {}
         if not isinstance(query, Mapping):
             problems.append(f"the query must be a mapping; got {type(query).__name__}")
             query = {}
+        keys = url_keys(self)
 
-        # A scenario first; the link's other values apply on top of it.
-        raw_scenario = query.get(QUERY_KEYS["scenario"])
+        raw_scenario = query.get(keys["scenario"])
         if raw_scenario is not None:
             from explorer.data.catalog import list_presets
 
             raw_scenario = str(raw_scenario)[:MAX_TEXT]
             if raw_scenario not in list_presets():
-                problems.append(f"scenario must be one of {list_presets()}; got "
+                problems.append(f"{keys['scenario']} must be one of {list_presets()}; got "
                                 f"{describe(raw_scenario)}")
             elif raw_scenario != self.scenario or self.scenario_edited:
                 self.apply_preset(raw_scenario)
 
-        raw_name = query.get(QUERY_KEYS["dataset_name"])
         name = None
-        if raw_name is not None:
-            raw_name = str(raw_name)[:MAX_TEXT]
-            if raw_name == UPLOADED and self._uploaded is None:
-                problems.append("an uploaded file cannot travel in a link; upload it again")
-            elif raw_name not in self.param.dataset_name.objects:
-                problems.append(f"data must be one of {list(CATALOG)}; got {describe(raw_name)}")
-            else:
-                name = raw_name
+        raw_name = query.get(keys["dataset_name"])
+        if raw_name is not None and str(raw_name) == UPLOADED and self._uploaded is None:
+            problems.append("an uploaded file cannot travel in a link; upload it again")
+        elif raw_name is not None:
+            try:
+                name = parse_value(self, "dataset_name", raw_name, label=keys["dataset_name"])
+            except ValueError as exc:
+                problems.append(str(exc).rstrip("."))
         target = name or self.dataset_name
-        entry = CATALOG.get(target)
+        fields = self.url_fields(target)
+        updates: dict[str, Any] = {}
         data_values: dict[str, Any] = {}
         page_values: dict[str, dict[str, Any]] = {}
         for key, raw in query.items():
-            if not isinstance(key, str):
+            if key in (keys["scenario"], keys["dataset_name"]):
                 continue
-            if key.startswith(DATA_PREFIX):
-                pname = key[len(DATA_PREFIX):]
-                if entry is None:
-                    problems.append(f"{describe(key)}: the uploaded data has no parameters")
-                    continue
-                try:
-                    data_values[pname] = parse_value(entry.params, pname, raw)
-                except ValueError as exc:
-                    problems.append(f"{DATA_PREFIX}{str(exc).rstrip('.')}")
-            elif key.split(".", 1)[0] in self._page_params and "." in key:
-                slug, pname = key.split(".", 1)
-                values, refused = self._parse_page_values(slug, {pname: raw})
-                page_values.setdefault(slug, {}).update(values)
-                problems.extend(refused)
-            elif key not in QUERY_KEYS.values():
-                problems.append(f"{describe(key)} is not a setting of this app")
+            field = fields.get(key) if isinstance(key, str) else None
+            if field is None:
+                problems.append(self._unknown_key(key, target))
+                continue
+            try:
+                value = parse_value(field.owner, field.name, raw, label=key)
+            except ValueError as exc:
+                problems.append(str(exc).rstrip("."))
+                continue
+            if field.group == "state":
+                updates[field.name] = value
+            elif field.group == "data":
+                data_values[field.name] = value
+            else:
+                page_values.setdefault(field.group, {})[field.name] = value
         if name is not None and name != self.dataset_name:
             updates["dataset_name"] = name
-            if entry is not None:
+            if CATALOG.get(name) is not None:
                 updates["data_params"] = self._filled(name, data_values)
         elif data_values:
             updates["data_params"] = {**self.current_params(), **data_values}
-
-        for pname in ("data_seed", "init_seed", "train_fraction", "hide_truth"):
-            raw = query.get(QUERY_KEYS[pname])
-            if raw is None:
-                continue
-            try:
-                updates[pname] = parse_value(self, pname, raw)
-            except ValueError as exc:
-                problems.append(f"{QUERY_KEYS[pname]}: {str(exc).rstrip('.')}")
-        raw_page = query.get(QUERY_KEYS["page"])
-        if raw_page is not None:
-            if str(raw_page) in self.param.page.objects:
-                updates["page"] = str(raw_page)
-            else:
-                problems.append(f"page must be one of {list(self.param.page.objects)}; got "
-                                f"{describe(raw_page)}")
         self._set_page_values(page_values)
         try:
             self.param.update(**updates)
@@ -639,6 +649,18 @@ class ExplorerState(param.Parameterized):
             self.notify("Some values in the link could not be used: "
                         + "; ".join(problems) + ".", "warning")
         return problems
+
+    def _unknown_key(self, key: Any, dataset_name: str) -> str:
+        """Why ``key`` is not a setting of the link."""
+        text = str(key)
+        if text.startswith(DATA_PREFIX):
+            if CATALOG.get(dataset_name) is None:
+                return f"{describe(key)}: the uploaded data has no parameters"
+            return f"{describe(key)} is not a parameter of data {dataset_name!r}"
+        slug = text.split(".", 1)[0]
+        if "." in text and slug in self._page_params:
+            return f"{describe(key)} is not a setting of page {slug!r}"
+        return f"{describe(key)} is not a setting of this app"
 
     def apply_query_items(self, items: Iterable[tuple[str, str]]) -> list[str]:
         """:meth:`from_query` for raw ``(key, value)`` pairs (e.g. ``urllib.parse.parse_qsl``)."""
