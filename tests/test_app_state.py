@@ -387,8 +387,8 @@ def test_hide_truth_is_in_the_link_both_ways():
 
 
 def test_every_declared_setting_has_a_url_key():
+    from explorer.app.link import url_keys
     from explorer.app.pages import PAGES
-    from explorer.app.state import url_keys
 
     state = ExplorerState()
     own = url_keys(state)

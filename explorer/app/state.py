@@ -12,12 +12,10 @@ The state is a plain :class:`param.Parameterized`, testable without a browser; t
 * A *scenario* (``data/scenarios/<name>.json``, :meth:`ExplorerState.apply_preset`) sets the
   spec, the init seed, the page and the page's hyper-parameters at once; ``scenario`` names it
   and ``scenario_edited`` turns True as soon as the spec differs from the scenario's.
-* The link is the state: :meth:`ExplorerState.url_fields` derives one URL key per setting
-  from the declarations (the state's own parameters that declare ``metadata={"url": key}``,
-  the data generator's ``d.<name>``, each page's ``<slug>.<name>``); :meth:`to_query` writes
-  them all, :meth:`from_query` reads them back and ``query_changed`` fires on any change.
-  Values from a URL are untrusted: each one is checked by the declaration it belongs to; a
-  bad one is reported and skipped, never evaluated.
+* The link is the state (:mod:`explorer.app.link`): one URL key per setting, derived from
+  the declarations; :meth:`ExplorerState.to_query` writes them all,
+  :meth:`ExplorerState.from_query` reads them back (each value checked by its declaration,
+  a bad one reported and skipped, never evaluated) and ``query_changed`` fires on any change.
 
 >>> state = ExplorerState(pages=("tasks",))
 >>> state.dataset.n_tasks >= 2 and state.error == ""
@@ -30,15 +28,16 @@ import logging
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import param
 
+from explorer.app import link
+from explorer.app.link import UrlField, page_query_key, url_keys
 from explorer.app.offload import Offloader
 from explorer.data import MultiTaskDataset, read_csv
 from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
-from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
+from explorer.parameters import describe, parse_value, public_parameters
 
 __all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "UrlField", "page_query_key"]
 
@@ -53,37 +52,10 @@ UPLOADED = "uploaded"
 #: inflate a 15 MB file past it and drop the session).
 UPLOAD_LIMIT_BYTES = 10 * 1000 * 1000
 
-#: URL key prefix of the data generator's parameters (``d.n_tasks``).
-DATA_PREFIX = "d."
 #: The data settings a scenario fixes; changing any of them marks the scenario edited.
 SPEC = ("dataset_name", "data_params", "data_seed", "init_seed", "train_fraction")
 LEVELS = ("info", "success", "warning", "error")
-_UNSET = object()
 _SEED_MAX = 2**32 - 1
-
-
-def page_query_key(slug: str, name: str) -> str:
-    """The URL key of hyper-parameter ``name`` of page ``slug`` (e.g. ``trees.max_depth``)."""
-    return f"{slug}.{name}"
-
-
-@dataclass(frozen=True)
-class UrlField:
-    """One setting in the link: URL ``key`` of parameter ``name`` of ``owner`` (the
-    ``param`` class or instance whose declaration judges a value from a link); ``group`` is
-    ``"state"``, ``"data"`` or the page's slug."""
-
-    key: str
-    owner: Any
-    name: str
-    group: str
-
-
-def url_keys(owner) -> dict[str, str]:
-    """Parameter name -> URL key of the parameters of ``owner`` that declare
-    ``metadata={"url": key}``."""
-    return {name: parameter.metadata["url"] for name, parameter in owner.param.objects().items()
-            if parameter.metadata and "url" in parameter.metadata}
 
 
 def _safe_filename(filename: Any) -> str:
@@ -524,143 +496,26 @@ class ExplorerState(param.Parameterized):
 
     # ------------------------------------------------------------------ the link
     def url_fields(self, dataset_name: str | None = None) -> dict[str, UrlField]:
-        """Every setting of the link, by URL key, derived from the declarations: this state's
-        own (``metadata={"url": ...}``), the generator parameters of ``dataset_name``
-        (default: the chosen data set) as ``d.<name>``, and each page's as
-        ``<slug>.<name>`` (a built page's instance, else the page's declaration)."""
-        fields = {key: UrlField(key, self, name, "state") for name, key in url_keys(self).items()}
-        entry = CATALOG.get(self.dataset_name if dataset_name is None else dataset_name)
-        if entry is not None:
-            for name in public_parameters(entry.params):
-                fields[DATA_PREFIX + name] = UrlField(DATA_PREFIX + name, entry.params, name,
-                                                      "data")
-        for slug, declaration in self._page_params.items():
-            owner = self._page_instances.get(slug, declaration)
-            for name in public_parameters(owner) if owner is not None else ():
-                key = page_query_key(slug, name)
-                fields[key] = UrlField(key, owner, name, slug)
-        return fields
-
-    def _link_value(self, field: UrlField) -> Any:
-        """The value ``field`` has in the link (``_UNSET``: it is left out: an empty text, or
-        a page not built whose link carried no value for it)."""
-        if field.group == "state":
-            value = getattr(self, field.name)
-            return _UNSET if value == "" else value
-        if field.group == "data":
-            return self.current_params()[field.name]
-        if field.owner is self._page_instances.get(field.group):
-            return getattr(field.owner, field.name)
-        return self._pending_page_values.get(field.group, {}).get(field.name, _UNSET)
+        """Every setting of the link by URL key (:func:`explorer.app.link.url_fields`)."""
+        return link.url_fields(self, dataset_name)
 
     def to_query(self) -> dict[str, str]:
-        """The link: every setting of :meth:`url_fields` in force, as text.
+        """The link: every setting in force, as text.
 
         >>> q = ExplorerState(pages=("tasks",)).to_query()
         >>> q["data"], q["data_seed"], q["hide_truth"]
         ('task_family', '0', 'false')
         """
-        query = {}
-        for key, field in self.url_fields().items():
-            value = self._link_value(field)
-            if value is not _UNSET:
-                query[key] = encode_value(field.owner.param[field.name], value)
-        return query
+        return link.to_query(self)
+
+    def from_query(self, query: Mapping[str, Any]) -> list[str]:
+        """Apply a link read from a URL query (:func:`explorer.app.link.from_query`); returns
+        one message per value that could not be used (a warning notice lists them)."""
+        return link.from_query(self, query)
 
     def owns_query_key(self, key: str) -> bool:
         """True for the query keys :meth:`to_query` writes (any data set's or page's)."""
-        return (key in url_keys(self).values() or key.startswith(DATA_PREFIX)
-                or key.split(".", 1)[0] in self._page_params)
-
-    def from_query(self, query: Mapping[str, Any]) -> list[str]:
-        """Apply a link read from a URL query; bad values are reported, never raised.
-
-        Every value is checked by the declaration of its :meth:`url_fields` entry and refused
-        with a message naming the key, the expectation and what came; the rest is applied
-        (a scenario first, the link's other values on top of it).
-
-        Returns
-        -------
-        list of str
-            One message per value that could not be used (empty when all were applied);
-            when not empty, a warning notice lists them.
-        """
-        problems: list[str] = []
-        if not isinstance(query, Mapping):
-            problems.append(f"the query must be a mapping; got {type(query).__name__}")
-            query = {}
-        keys = url_keys(self)
-
-        raw_scenario = query.get(keys["scenario"])
-        if raw_scenario is not None:
-            from explorer.data.catalog import list_presets
-
-            raw_scenario = str(raw_scenario)[:MAX_TEXT]
-            if raw_scenario not in list_presets():
-                problems.append(f"{keys['scenario']} must be one of {list_presets()}; got "
-                                f"{describe(raw_scenario)}")
-            elif raw_scenario != self.scenario or self.scenario_edited:
-                self.apply_preset(raw_scenario)
-
-        name = None
-        raw_name = query.get(keys["dataset_name"])
-        if raw_name is not None and str(raw_name) == UPLOADED and self._uploaded is None:
-            problems.append("an uploaded file cannot travel in a link; upload it again")
-        elif raw_name is not None:
-            try:
-                name = parse_value(self, "dataset_name", raw_name, label=keys["dataset_name"])
-            except ValueError as exc:
-                problems.append(str(exc).rstrip("."))
-        target = name or self.dataset_name
-        fields = self.url_fields(target)
-        updates: dict[str, Any] = {}
-        data_values: dict[str, Any] = {}
-        page_values: dict[str, dict[str, Any]] = {}
-        for key, raw in query.items():
-            if key in (keys["scenario"], keys["dataset_name"]):
-                continue
-            field = fields.get(key) if isinstance(key, str) else None
-            if field is None:
-                problems.append(self._unknown_key(key, target))
-                continue
-            try:
-                value = parse_value(field.owner, field.name, raw, label=key)
-            except ValueError as exc:
-                problems.append(str(exc).rstrip("."))
-                continue
-            if field.group == "state":
-                updates[field.name] = value
-            elif field.group == "data":
-                data_values[field.name] = value
-            else:
-                page_values.setdefault(field.group, {})[field.name] = value
-        if name is not None and name != self.dataset_name:
-            updates["dataset_name"] = name
-            if CATALOG.get(name) is not None:
-                updates["data_params"] = self._filled(name, data_values)
-        elif data_values:
-            updates["data_params"] = {**self.current_params(), **data_values}
-        self._set_page_values(page_values)
-        try:
-            self.param.update(**updates)
-        except ValueError as exc:  # defensive: every value was checked above
-            problems.append(str(exc))
-        if problems:
-            self.notify("Some values in the link could not be used: "
-                        + "; ".join(problems) + ".", "warning")
-        return problems
-
-    def _unknown_key(self, key: Any, dataset_name: str) -> str:
-        """Why ``key`` is not a setting of the link."""
-        text = str(key)
-        if text.startswith(DATA_PREFIX):
-            if CATALOG.get(dataset_name) is None:
-                return f"{describe(key)}: the uploaded data has no parameters"
-            return f"{describe(key)} is not a parameter of data {dataset_name!r}"
-        slug = text.split(".", 1)[0]
-        if "." in text and slug in self._page_params:
-            return f"{describe(key)} is not a setting of page {slug!r}"
-        return f"{describe(key)} is not a setting of this app"
+        return link.owns_query_key(self, key)
 
     def apply_query_items(self, items: Iterable[tuple[str, str]]) -> list[str]:
         """:meth:`from_query` for raw ``(key, value)`` pairs (e.g. ``urllib.parse.parse_qsl``)."""
