@@ -7,9 +7,8 @@ Every teaching notebook starts with::
 
 which loads Panel's and Bokeh's JavaScript and CSS *inline*: they travel inside the
 notebook's outputs from the installed packages, never from a CDN, so JupyterLab draws the
-app's pages and plots in a classroom without internet. It is the one place that decides how
-notebooks load their resources (``import explorer`` does not import Panel; this module
-imports it only when a function is called).
+app's pages and plots in a classroom without internet (``import explorer`` does not import
+Panel; this module imports it only when a function is called).
 
 Then any page of the app is a live Panel viewable in a cell::
 
@@ -54,6 +53,8 @@ def setup(*, holoviews: bool = True) -> None:
     """
     import panel as pn
 
+    from explorer._compat import inline_stylesheet_updates
+
     if holoviews:
         import holoviews as hv
         import holoviews.plotting.bokeh  # noqa: F401 -- registers the Bokeh renderer
@@ -63,89 +64,9 @@ def setup(*, holoviews: bool = True) -> None:
     # from the installed packages instead of linking the CDN (panel.io.notebook.load_notebook
     # and Viewable._repr_mimebundle_ read ``config.inline``).
     pn.extension(inline=True)
-    _keep_updates_offline()
-
-
-def _keep_updates_offline() -> None:
-    """Stylesheets of pane *updates* from the installed package too, never from the CDN.
-
-    Panel (1.9) inlines the stylesheets of what a cell displays, but when a pane changes
-    later (a page's status line during a fit, its summary after Reset) it sends the pane's
-    stylesheets again, as links to cdn.holoviz.org: offline they fail and the pane loses its
-    style. Panel looks every such link up in a per-document cache first
-    (``panel.io.state.state._stylesheets``, used by ``Reactive._get_properties`` and the
-    design's modifiers); here that cache answers each CDN link with the same file from
-    Panel's installed ``dist`` directory, as a ``data:`` URL. This is the one place the
-    project reaches into Panel's internals; tests/ui/test_jupyterlab.py fails if a request
-    to another host comes back.
-    """
-    import base64
-    from weakref import WeakKeyDictionary
-
-    from bokeh.models import ImportedStyleSheet
-    from panel.io.resources import CDN_DIST, DIST_DIR, LOCAL_DIST
-    from panel.io.state import state
-
-    class InlineStylesheets(dict):
-        """One document's stylesheets by URL; Panel's own ones become ``data:`` URLs."""
-
-        def _offline(self, url) -> None:
-            if not isinstance(url, str) or dict.__contains__(self, url):
-                return
-            # a CDN link, or the server-relative path Panel later rewrites to one
-            prefix = next((p for p in (CDN_DIST, LOCAL_DIST) if url.startswith(p)), None)
-            if prefix is None:
-                return
-            path = DIST_DIR / url[len(prefix):].split("?")[0]
-            if path.is_file():
-                data = base64.b64encode(path.read_bytes()).decode("ascii")
-                dict.__setitem__(self, url,
-                                 ImportedStyleSheet(url=f"data:text/css;base64,{data}"))
-
-        def __contains__(self, url) -> bool:
-            self._offline(url)
-            return dict.__contains__(self, url)
-
-        def __getitem__(self, url):
-            self._offline(url)
-            return dict.__getitem__(self, url)
-
-        def get(self, url, default=None):
-            self._offline(url)
-            return dict.get(self, url, default)
-
-        def __bool__(self) -> bool:   # Panel tests ``if cache and url in cache``
-            return True
-
-    class Documents(WeakKeyDictionary):
-        """Every document gets an :class:`InlineStylesheets` cache when Panel asks."""
-
-        def _cache(self, doc) -> InlineStylesheets:
-            cache = WeakKeyDictionary.get(self, doc)
-            if not isinstance(cache, InlineStylesheets):
-                cache = InlineStylesheets(cache or {})
-                WeakKeyDictionary.__setitem__(self, doc, cache)
-            return cache
-
-        def __contains__(self, doc) -> bool:
-            return doc is not None and self._cache(doc) is not None
-
-        def __getitem__(self, doc):
-            return self._cache(doc)
-
-        def get(self, doc, default=None):
-            return default if doc is None else self._cache(doc)
-
-        def __setitem__(self, doc, cache) -> None:
-            WeakKeyDictionary.__setitem__(self, doc, cache)
-            self._cache(doc)
-
-    current = getattr(state, "_stylesheets", None)
-    if isinstance(current, WeakKeyDictionary) and type(current).__name__ != "Documents":
-        documents = Documents()
-        for doc, cache in list(current.items()):
-            documents[doc] = cache
-        state._stylesheets = documents
+    # pane *updates* would still link the CDN: tests/ui/test_jupyterlab.py fails on a request
+    # to another host
+    inline_stylesheet_updates()
 
 
 def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, Any] | None = None,

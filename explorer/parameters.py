@@ -26,6 +26,7 @@ ValueError: n must be an integer in [1, 9]; got '40'.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Mapping
@@ -131,24 +132,36 @@ def _convert(name: str, parameter: param.Parameter, raw: Any) -> Any:
                      "from text.")
 
 
-def parse_value(owner, name: str, raw: Any) -> Any:
+def parse_value(owner, name: str, raw: Any, *, label: str | None = None) -> Any:
     """Parse ``raw`` for parameter ``name`` of ``owner`` (class or instance) and validate it.
 
     The declaration is the judge: after the text is converted to the parameter's type, the
     parameter's own validation (bounds, choices, regex) decides. Raises ``ValueError``
-    naming ``name``, the expectation and what came.
+    naming ``label`` (default ``name``; e.g. the URL key), the expectation and what came.
     """
     if name not in public_parameters(owner):
         cls = owner if isinstance(owner, type) else type(owner)
         raise ValueError(f"{describe(name)} is not a parameter here; expected one of "
                          f"{public_parameters(cls)}.")
     parameter = owner.param[name]
-    value = _convert(name, parameter, raw)
+    label = label or name
+    value = _convert(label, parameter, raw)
     try:
-        parameter._validate(value)
+        _validate(parameter, name, value)
     except ValueError:
-        raise _fail(name, parameter, raw) from None
+        raise _fail(label, parameter, raw) from None
     return value
+
+
+def _validate(parameter: param.Parameter, name: str, value: Any) -> None:
+    """Raise ``ValueError`` unless the declaration accepts ``value``.
+
+    param validates on assignment only (it has no public ``validate``, holoviz/param#300),
+    so the value is assigned to a copy of the parameter on a throwaway class: the
+    declaration judges, and nothing the user sees is touched.
+    """
+    probe = type("Probe", (param.Parameterized,), {name: copy.copy(parameter)})
+    setattr(probe, name, value)
 
 
 def parse_values(owner, values: Mapping[str, Any]) -> dict[str, Any]:

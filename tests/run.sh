@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the project needs from nothing and run the whole test suite.
+# Install everything the project needs from nothing and run the whole test suite, then the
+# non-browser suite again at the lowest versions pyproject allows (LOWEST=0 skips that step).
 # This is the README's test command and what CI runs (.ci/run calls this file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +24,21 @@ fi
 # Solvers are single-threaded by design (see DESIGN.md); BLAS threads only fight each other
 # on a 2-core machine.
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-.venv/bin/python -m pytest "$@"
+
+status=0
+if [ "${LOWEST:-1}" != "0" ]; then
+    # The declared range is a tested range: every direct dependency at its ">=" bound (pip
+    # has no lowest resolution; .ci/lowest_pins.py turns the bounds into constraints). The
+    # non-browser suite runs there, with tests/test_cli.py's real `serve` as the app smoke test.
+    if [ ! -x .venv-lowest/bin/python ]; then
+        "$PYTHON" -m venv .venv-lowest
+    fi
+    .venv/bin/python .ci/lowest_pins.py > .venv-lowest/constraints.txt
+    .venv-lowest/bin/python -m pip install -q --upgrade pip
+    .venv-lowest/bin/python -m pip install -q -c .venv-lowest/constraints.txt -e ".[test]"
+    echo "== the non-browser suite at the lowest declared versions: $(tr '\n' ' ' < .venv-lowest/constraints.txt)"
+    .venv-lowest/bin/python -m pytest -m "not ui" -q -p no:cacheprovider || status=$?
+    echo "== the whole suite at the installed versions"
+fi
+.venv/bin/python -m pytest "$@" || status=$?
+exit "$status"

@@ -372,20 +372,64 @@ def test_a_cleared_or_bad_seed_field_is_refused_with_a_message():
     assert len(messages) == 2 and "data_seed" in messages[0] and "-4" in messages[1]
 
 
-def test_an_ended_session_leaves_no_root_of_its_template_in_the_process():
-    """Panel lists each document's template root process-wide; the session's end must take
-    it out (Panel 1.9 forgets to: one id a session stayed, pinning ended sessions' memory)."""
-    from types import SimpleNamespace
+# ---------------------------------------------------------------------- the link is the state
+def test_hide_truth_is_in_the_link_both_ways():
+    state = make_state()
+    changes = []
+    state.param.watch(lambda event: changes.append(event.name), "query_changed")
+    state.hide_truth = True
+    assert changes == ["query_changed"]                  # ticking it rewrites the address bar
+    assert state.to_query()["hide_truth"] == "true"
+    receiver = make_state()
+    assert receiver.from_query(state.to_query()) == [] and receiver.hide_truth
+    state.hide_truth = False
+    assert receiver.from_query(state.to_query()) == [] and not receiver.hide_truth
 
-    import panel as pn
-    from bokeh.document import Document
 
-    from explorer.app import ExplorerTemplate
+def test_every_declared_setting_has_a_url_key():
+    from explorer.app.link import url_keys
+    from explorer.app.pages import PAGES
 
-    doc = Document()
-    template = ExplorerTemplate(title="t", main=[pn.pane.Markdown("x")])
-    before = list(pn.state._fake_roots)
-    template.server_doc(doc)
-    assert len(pn.state._fake_roots) == len(before) + 1
-    template._server_destroy(SimpleNamespace(_document=doc))   # the session's end
-    assert pn.state._fake_roots == before
+    state = ExplorerState()
+    own = url_keys(state)
+    not_in_link = {"data_params", "notification", "query_changed"}   # data_params: d.<name>
+    settings = {name for name in public_parameters(state)
+                if not state.param[name].constant and name not in not_in_link}
+    assert settings <= set(own) and "hide_truth" in own and "scenario" in own
+    for dataset_name, entry in CATALOG.items():
+        fields = state.url_fields(dataset_name)
+        assert {f"d.{name}" for name in public_parameters(entry.params)} <= set(fields)
+    fields = state.url_fields()
+    for page in PAGES:
+        if getattr(page, "params", None) is not None:
+            assert {f"{page.slug}.{name}" for name in public_parameters(page.params)} \
+                <= set(fields)
+    for key, field in fields.items():   # each key is judged by the declaration it names
+        assert field.name in field.owner.param
+        assert key.endswith(field.name) or field.group == "state"
+
+
+def test_a_refused_value_never_stays_in_the_link_even_without_a_data_key():
+    from panel.io.location import Location
+
+    from explorer.app import bind_url
+
+    link = "?page=tasks&d.n_features=1000000000"
+    state = make_state()
+    location = Location(search=link)
+    notices = bind_url(state, location)
+    assert len(notices) == 1 and "d.n_features must be an integer in [1, 200]" in notices[0][1]
+    query = dict(parse_qsl(location.search[1:]))
+    assert query == state.to_query() and "data" in query   # written whole: a complete link
+    assert query["d.n_features"] == str(CATALOG["task_family"].defaults()["n_features"])
+    location.search = link                 # the browser reports the address it was opened at
+    assert dict(parse_qsl(location.search[1:])) == state.to_query()
+    state.hide_truth = True                # and every later change is written
+    assert dict(parse_qsl(location.search[1:]))["hide_truth"] == "true"
+
+
+def test_a_refused_value_is_dropped_from_the_query():
+    state = make_state()
+    problems = state.from_query({"page": "tasks", "d.n_features": "1000000000"})
+    assert len(problems) == 1 and problems[0].startswith("d.n_features must be")
+    assert state.to_query()["d.n_features"] != "1000000000"

@@ -1,6 +1,11 @@
 import os
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
 
 from explorer.data import read_csv
 
@@ -35,3 +40,45 @@ def test_bad_param_exits_2(tmp_path):
     r = _run("generate", "task_family", "--param", "n_samples_per_task=-3", "--out",
              str(tmp_path / "x.csv"))
     assert r.returncode == 2 and "n_samples_per_task" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_serve_builds_a_session_for_a_link():
+    """``python -m explorer serve``: a real Bokeh server answers the page and builds a whole
+    session for a link (pulled over the websocket, as a browser would) without an error. The
+    CI's lowest-versions step runs this as its app smoke test."""
+    import panel.models  # noqa: F401 -- the document's custom model types, to read it here
+    from bokeh.client import pull_session
+
+    from explorer.app.pages import PAGES  # noqa: F401 -- and the app's own
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = tempfile.TemporaryFile(mode="w+b")
+    server = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--port", str(port)],
+                              env={**ENV, "PYTHONUNBUFFERED": "1"}, stdout=log,
+                              stderr=subprocess.STDOUT)
+    url = f"http://localhost:{port}/explorer"
+    body, labels, deadline = None, set(), time.monotonic() + 90
+    try:
+        while body is None and server.poll() is None and time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(url, timeout=30) as response:
+                    body = response.read().decode("utf-8", "replace")
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.25)   # the server is still starting
+        if body is not None:
+            with pull_session(url=url, arguments={"page": "trees", "data_seed": "3"}) as session:
+                labels = {text for model in session.document.models
+                          for text in (getattr(model, "label", None), getattr(model, "title", None))
+                          if isinstance(text, str)}
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+        log.seek(0)
+        output = log.read().decode(errors="replace")
+        log.close()
+    assert body is not None, f"the server never answered:\n{output[-3000:]}"
+    assert "<title>MTL Explorer</title>" in body
+    assert {"Hide the truth", "Data seed", "Max depth"} <= labels   # sidebar and Trees page
+    assert "Traceback" not in output and "ERROR" not in output, output[-3000:]

@@ -12,9 +12,10 @@ The state is a plain :class:`param.Parameterized`, testable without a browser; t
 * A *scenario* (``data/scenarios/<name>.json``, :meth:`ExplorerState.apply_preset`) sets the
   spec, the init seed, the page and the page's hyper-parameters at once; ``scenario`` names it
   and ``scenario_edited`` turns True as soon as the spec differs from the scenario's.
-* The scenario round-trips through a URL query (:meth:`ExplorerState.to_query` /
-  :meth:`ExplorerState.from_query`). Values from a URL are untrusted: each one is checked
-  against its declared type and bounds; a bad one is reported and skipped, never evaluated.
+* The link is the state (:mod:`explorer.app.link`): one URL key per setting, derived from
+  the declarations; :meth:`ExplorerState.to_query` writes them all,
+  :meth:`ExplorerState.from_query` reads them back (each value checked by its declaration,
+  a bad one reported and skipped, never evaluated) and ``query_changed`` fires on any change.
 
 >>> state = ExplorerState(pages=("tasks",))
 >>> state.dataset.n_tasks >= 2 and state.error == ""
@@ -31,12 +32,14 @@ from typing import Any
 
 import param
 
+from explorer.app import link
+from explorer.app.link import UrlField, page_query_key, url_keys
 from explorer.app.offload import Offloader
 from explorer.data import MultiTaskDataset, read_csv
 from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
-from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
+from explorer.parameters import describe, parse_value, public_parameters
 
-__all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "page_query_key"]
+__all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "UrlField", "page_query_key"]
 
 log = logging.getLogger(__name__)
 
@@ -49,27 +52,10 @@ UPLOADED = "uploaded"
 #: inflate a 15 MB file past it and drop the session).
 UPLOAD_LIMIT_BYTES = 10 * 1000 * 1000
 
-#: Query keys of the scenario (the data parameters use ``DATA_PREFIX + name``; a page's
-#: hyper-parameters ``<page slug>.<name>``).
-QUERY_KEYS = {
-    "dataset_name": "data",
-    "data_seed": "data_seed",
-    "init_seed": "init_seed",
-    "train_fraction": "train",
-    "page": "page",
-    "hide_truth": "hide_truth",
-    "scenario": "scenario",
-}
-DATA_PREFIX = "d."
 #: The data settings a scenario fixes; changing any of them marks the scenario edited.
 SPEC = ("dataset_name", "data_params", "data_seed", "init_seed", "train_fraction")
 LEVELS = ("info", "success", "warning", "error")
 _SEED_MAX = 2**32 - 1
-
-
-def page_query_key(slug: str, name: str) -> str:
-    """The URL key of hyper-parameter ``name`` of page ``slug`` (e.g. ``trees.max_depth``)."""
-    return f"{slug}.{name}"
 
 
 def _safe_filename(filename: Any) -> str:
@@ -110,22 +96,23 @@ class ExplorerState(param.Parameterized):
     """
 
     dataset_name = param.Selector(
-        default="task_family", objects=list(CATALOG), label="Dataset",
+        default="task_family", objects=list(CATALOG), label="Dataset", metadata={"url": "data"},
         doc="Key of the dataset in the catalog.")
     data_params = param.Dict(
         default={}, doc="Generator parameters of the chosen dataset (missing ones: defaults).")
     data_seed = param.Integer(
-        default=0, bounds=(0, _SEED_MAX), label="Data seed",
+        default=0, bounds=(0, _SEED_MAX), label="Data seed", metadata={"url": "data_seed"},
         doc="Seed of the data generator and of the split.")
     init_seed = param.Integer(
-        default=0, bounds=(0, _SEED_MAX), label="Init seed",
+        default=0, bounds=(0, _SEED_MAX), label="Init seed", metadata={"url": "init_seed"},
         doc="Seed the pages give their estimators (random_state).")
     train_fraction = param.Number(
         default=0.7, bounds=(0.1, 0.9), step=0.05, label="Train fraction",
-        doc="Fraction of each task used to train.")
-    page = param.Selector(default="tasks", objects=["tasks"], doc="Slug of the page shown.")
+        metadata={"url": "train"}, doc="Fraction of each task used to train.")
+    page = param.Selector(default="tasks", objects=["tasks"], metadata={"url": "page"},
+                          doc="Slug of the page shown.")
     hide_truth = param.Boolean(
-        default=False, label="Hide the truth",
+        default=False, label="Hide the truth", metadata={"url": "hide_truth"},
         doc="Neutral task names and no ground truth in any view, so students can guess "
             "before the reveal; switching it off shows the truth without refitting.")
 
@@ -142,9 +129,9 @@ class ExplorerState(param.Parameterized):
         doc="True while the data of a new spec are being built off the event loop.")
     notification = param.Tuple(
         default=("info", ""), length=2, doc="(level, message) of the latest notice.")
-    query_changed = param.Event(doc="A page's hyper-parameter changed (the URL follows).")
+    query_changed = param.Event(doc="A setting of the link changed (the URL follows).")
     scenario = param.String(
-        default="", constant=True,
+        default="", constant=True, metadata={"url": "scenario"},
         doc="Name of the scenario chosen last ('' for none); set by apply_preset.")
     scenario_edited = param.Boolean(
         default=False, constant=True,
@@ -152,7 +139,7 @@ class ExplorerState(param.Parameterized):
 
     def __init__(self, *, pages: Sequence[str] | Mapping[str, Any] | None = None, **params):
         if pages is None:
-            from explorer.app.pages import PAGES  # lazy: the pages import this module
+            from explorer.app.pages import PAGES  # lazy: importing the pages imports Panel
 
             pages = {page.slug: page.params for page in PAGES}
         if not isinstance(pages, Mapping):
@@ -181,6 +168,8 @@ class ExplorerState(param.Parameterized):
         self.param.watch(self._hide_truth_changed, "hide_truth")
         self._rebuild(self.current_params(), regenerate=True)
         self.param.watch(self._check_scenario_edited, list(SPEC))
+        self.param.watch(lambda *_: self.param.trigger("query_changed"),
+                         [*url_keys(self), "data_params"])
 
     # ------------------------------------------------------------------ spec helpers
     @property
@@ -505,140 +494,28 @@ class ExplorerState(param.Parameterized):
         instance.param.watch(lambda *_: self.param.trigger("query_changed"),
                              public_parameters(instance))
 
-    # ------------------------------------------------------------------ URL query
+    # ------------------------------------------------------------------ the link
+    def url_fields(self, dataset_name: str | None = None) -> dict[str, UrlField]:
+        """Every setting of the link by URL key (:func:`explorer.app.link.url_fields`)."""
+        return link.url_fields(self, dataset_name)
+
     def to_query(self) -> dict[str, str]:
-        """The scenario as URL query items (all strings), page hyper-parameters included.
+        """The link: every setting in force, as text.
 
         >>> q = ExplorerState(pages=("tasks",)).to_query()
-        >>> q["data"], q["data_seed"]
-        ('task_family', '0')
+        >>> q["data"], q["data_seed"], q["hide_truth"]
+        ('task_family', '0', 'false')
         """
-        query = {
-            QUERY_KEYS["dataset_name"]: str(self.dataset_name),
-            QUERY_KEYS["data_seed"]: str(self.data_seed),
-            QUERY_KEYS["init_seed"]: str(self.init_seed),
-            QUERY_KEYS["train_fraction"]: repr(float(self.train_fraction)),
-            QUERY_KEYS["page"]: str(self.page),
-        }
-        if self.hide_truth:
-            query[QUERY_KEYS["hide_truth"]] = "true"
-        if self.scenario:
-            query[QUERY_KEYS["scenario"]] = self.scenario
-        entry = self.entry
-        if entry is not None:
-            values = self.current_params()
-            for name in public_parameters(entry.params):
-                query[DATA_PREFIX + name] = encode_value(entry.params.param[name], values[name])
-        for slug, values in self._pending_page_values.items():
-            owner = self._page_params[slug]
-            for name, value in values.items():
-                query[page_query_key(slug, name)] = encode_value(owner.param[name], value)
-        for slug, instance in self._page_instances.items():
-            for name in public_parameters(instance):
-                query[page_query_key(slug, name)] = encode_value(instance.param[name],
-                                                                 getattr(instance, name))
-        return query
-
-    def owns_query_key(self, key: str) -> bool:
-        """True for the query keys :meth:`to_query` writes."""
-        return (key in QUERY_KEYS.values() or key.startswith(DATA_PREFIX)
-                or key.split(".", 1)[0] in self._page_params)
+        return link.to_query(self)
 
     def from_query(self, query: Mapping[str, Any]) -> list[str]:
-        """Apply a scenario read from a URL query; bad values are reported, never raised.
+        """Apply a link read from a URL query (:func:`explorer.app.link.from_query`); returns
+        one message per value that could not be used (a warning notice lists them)."""
+        return link.from_query(self, query)
 
-        Every value is checked by the declaration it belongs to (the catalog entry's
-        parameter class, this state's own parameters, a page's parameter class) and refused
-        with a message naming the key, the expectation and what came; the rest is applied.
-
-        Returns
-        -------
-        list of str
-            One message per value that could not be used (empty when all were applied);
-            when not empty, a warning notice lists them.
-        """
-        problems: list[str] = []
-        updates: dict[str, Any] = {}
-        if not isinstance(query, Mapping):
-            problems.append(f"the query must be a mapping; got {type(query).__name__}")
-            query = {}
-
-        # A scenario first; the link's other values apply on top of it.
-        raw_scenario = query.get(QUERY_KEYS["scenario"])
-        if raw_scenario is not None:
-            from explorer.data.catalog import list_presets
-
-            raw_scenario = str(raw_scenario)[:MAX_TEXT]
-            if raw_scenario not in list_presets():
-                problems.append(f"scenario must be one of {list_presets()}; got "
-                                f"{describe(raw_scenario)}")
-            elif raw_scenario != self.scenario or self.scenario_edited:
-                self.apply_preset(raw_scenario)
-
-        raw_name = query.get(QUERY_KEYS["dataset_name"])
-        name = None
-        if raw_name is not None:
-            raw_name = str(raw_name)[:MAX_TEXT]
-            if raw_name == UPLOADED and self._uploaded is None:
-                problems.append("an uploaded file cannot travel in a link; upload it again")
-            elif raw_name not in self.param.dataset_name.objects:
-                problems.append(f"data must be one of {list(CATALOG)}; got {describe(raw_name)}")
-            else:
-                name = raw_name
-        target = name or self.dataset_name
-        entry = CATALOG.get(target)
-        data_values: dict[str, Any] = {}
-        page_values: dict[str, dict[str, Any]] = {}
-        for key, raw in query.items():
-            if not isinstance(key, str):
-                continue
-            if key.startswith(DATA_PREFIX):
-                pname = key[len(DATA_PREFIX):]
-                if entry is None:
-                    problems.append(f"{describe(key)}: the uploaded data has no parameters")
-                    continue
-                try:
-                    data_values[pname] = parse_value(entry.params, pname, raw)
-                except ValueError as exc:
-                    problems.append(f"{DATA_PREFIX}{str(exc).rstrip('.')}")
-            elif key.split(".", 1)[0] in self._page_params and "." in key:
-                slug, pname = key.split(".", 1)
-                values, refused = self._parse_page_values(slug, {pname: raw})
-                page_values.setdefault(slug, {}).update(values)
-                problems.extend(refused)
-            elif key not in QUERY_KEYS.values():
-                problems.append(f"{describe(key)} is not a setting of this app")
-        if name is not None and name != self.dataset_name:
-            updates["dataset_name"] = name
-            if entry is not None:
-                updates["data_params"] = self._filled(name, data_values)
-        elif data_values:
-            updates["data_params"] = {**self.current_params(), **data_values}
-
-        for pname in ("data_seed", "init_seed", "train_fraction", "hide_truth"):
-            raw = query.get(QUERY_KEYS[pname])
-            if raw is None:
-                continue
-            try:
-                updates[pname] = parse_value(self, pname, raw)
-            except ValueError as exc:
-                problems.append(f"{QUERY_KEYS[pname]}: {str(exc).rstrip('.')}")
-        raw_page = query.get(QUERY_KEYS["page"])
-        if raw_page is not None:
-            if str(raw_page) in self.param.page.objects:
-                updates["page"] = str(raw_page)
-            else:
-                problems.append(f"page must be one of {list(self.param.page.objects)}; got "
-                                f"{describe(raw_page)}")
-        self._set_page_values(page_values)
-        try:
-            self.param.update(**updates)
-        except ValueError as exc:  # defensive: every value was checked above
-            problems.append(str(exc))
-        if problems:
-            self.notify("Some values in the link could not be used: "
-                        + "; ".join(problems) + ".", "warning")
-        return problems
+    def owns_query_key(self, key: str) -> bool:
+        """True for the query keys :meth:`to_query` writes (any data set's or page's)."""
+        return link.owns_query_key(self, key)
 
     def apply_query_items(self, items: Iterable[tuple[str, str]]) -> list[str]:
         """:meth:`from_query` for raw ``(key, value)`` pairs (e.g. ``urllib.parse.parse_qsl``)."""

@@ -1,0 +1,196 @@
+"""The link is the state: every setting of a session as URL query items, and back.
+
+One mapping, derived from the ``param`` declarations, names every setting in the link
+(:func:`url_fields`): the state's own parameters that declare ``metadata={"url": key}``
+(``data``, ``data_seed``, ``init_seed``, ``train``, ``page``, ``hide_truth``, ``scenario``),
+the chosen data generator's parameters as ``d.<name>`` and each page's as ``<slug>.<name>``.
+:func:`to_query` writes them all; :func:`from_query` reads them back, each value judged by
+the declaration it names (refused with a message, never evaluated, never kept).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from explorer.data.catalog import CATALOG, list_presets
+from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
+
+__all__ = ["DATA_PREFIX", "UrlField", "from_query", "owns_query_key", "page_query_key",
+           "to_query", "url_fields", "url_keys"]
+
+#: URL key prefix of the data generator's parameters (``d.n_tasks``).
+DATA_PREFIX = "d."
+_UNSET = object()
+
+
+def page_query_key(slug: str, name: str) -> str:
+    """The URL key of hyper-parameter ``name`` of page ``slug`` (e.g. ``trees.max_depth``)."""
+    return f"{slug}.{name}"
+
+
+@dataclass(frozen=True)
+class UrlField:
+    """One setting in the link: URL ``key`` of parameter ``name`` of ``owner`` (the
+    ``param`` class or instance whose declaration judges a value from a link); ``group`` is
+    ``"state"``, ``"data"`` or the page's slug."""
+
+    key: str
+    owner: Any
+    name: str
+    group: str
+
+
+def url_keys(owner) -> dict[str, str]:
+    """Parameter name -> URL key of the parameters of ``owner`` that declare
+    ``metadata={"url": key}``."""
+    return {name: parameter.metadata["url"] for name, parameter in owner.param.objects().items()
+            if parameter.metadata and "url" in parameter.metadata}
+
+
+def url_fields(state, dataset_name: str | None = None) -> dict[str, UrlField]:
+    """Every setting of the link of ``state`` (an :class:`~explorer.app.state.ExplorerState`),
+    by URL key, derived from the declarations: the state's
+    own (``metadata={"url": ...}``), the generator parameters of ``dataset_name``
+    (default: the chosen data set) as ``d.<name>``, and each page's as
+    ``<slug>.<name>`` (a built page's instance, else the page's declaration)."""
+    fields = {key: UrlField(key, state, name, "state") for name, key in url_keys(state).items()}
+    entry = CATALOG.get(state.dataset_name if dataset_name is None else dataset_name)
+    if entry is not None:
+        for name in public_parameters(entry.params):
+            fields[DATA_PREFIX + name] = UrlField(DATA_PREFIX + name, entry.params, name,
+                                                  "data")
+    for slug, declaration in state._page_params.items():
+        owner = state._page_instances.get(slug, declaration)
+        for name in public_parameters(owner) if owner is not None else ():
+            key = page_query_key(slug, name)
+            fields[key] = UrlField(key, owner, name, slug)
+    return fields
+
+
+def _link_value(state, field: UrlField) -> Any:
+    """The value ``field`` has in the link (``_UNSET``: it is left out: an empty text, or
+    a page not built whose link carried no value for it)."""
+    if field.group == "state":
+        value = getattr(state, field.name)
+        return _UNSET if value == "" else value
+    if field.group == "data":
+        return state.current_params()[field.name]
+    if field.owner is state._page_instances.get(field.group):
+        return getattr(field.owner, field.name)
+    return state._pending_page_values.get(field.group, {}).get(field.name, _UNSET)
+
+
+def to_query(state) -> dict[str, str]:
+    """The link: every setting of :func:`url_fields` in force, as text.
+
+    >>> from explorer.app.state import ExplorerState
+    >>> q = to_query(ExplorerState(pages=("tasks",)))
+    >>> q["data"], q["data_seed"], q["hide_truth"]
+    ('task_family', '0', 'false')
+    """
+    query = {}
+    for key, field in url_fields(state).items():
+        value = _link_value(state, field)
+        if value is not _UNSET:
+            query[key] = encode_value(field.owner.param[field.name], value)
+    return query
+
+
+def owns_query_key(state, key: str) -> bool:
+    """True for the query keys :func:`to_query` writes (any data set's or page's)."""
+    return (key in url_keys(state).values() or key.startswith(DATA_PREFIX)
+            or key.split(".", 1)[0] in state._page_params)
+
+
+def from_query(state, query: Mapping[str, Any]) -> list[str]:
+    """Apply a link read from a URL query; bad values are reported, never raised.
+
+    Every value is checked by the declaration of its :func:`url_fields` entry and refused
+    with a message naming the key, the expectation and what came; the rest is applied
+    (a scenario first, the link's other values on top of it).
+
+    Returns
+    -------
+    list of str
+        One message per value that could not be used (empty when all were applied);
+        when not empty, a warning notice lists them.
+    """
+    from explorer.app.state import UPLOADED  # (the state module imports this one)
+
+    problems: list[str] = []
+    if not isinstance(query, Mapping):
+        problems.append(f"the query must be a mapping; got {type(query).__name__}")
+        query = {}
+    keys = url_keys(state)
+
+    raw_scenario = query.get(keys["scenario"])
+    if raw_scenario is not None:
+        raw_scenario = str(raw_scenario)[:MAX_TEXT]
+        if raw_scenario not in list_presets():
+            problems.append(f"{keys['scenario']} must be one of {list_presets()}; got "
+                            f"{describe(raw_scenario)}")
+        elif raw_scenario != state.scenario or state.scenario_edited:
+            state.apply_preset(raw_scenario)
+
+    name = None
+    raw_name = query.get(keys["dataset_name"])
+    if raw_name is not None and str(raw_name) == UPLOADED and state._uploaded is None:
+        problems.append("an uploaded file cannot travel in a link; upload it again")
+    elif raw_name is not None:
+        try:
+            name = parse_value(state, "dataset_name", raw_name, label=keys["dataset_name"])
+        except ValueError as exc:
+            problems.append(str(exc).rstrip("."))
+    target = name or state.dataset_name
+    fields = url_fields(state, target)
+    updates: dict[str, Any] = {}
+    data_values: dict[str, Any] = {}
+    page_values: dict[str, dict[str, Any]] = {}
+    for key, raw in query.items():
+        if key in (keys["scenario"], keys["dataset_name"]):
+            continue
+        field = fields.get(key) if isinstance(key, str) else None
+        if field is None:
+            problems.append(_unknown_key(state, key, target))
+            continue
+        try:
+            value = parse_value(field.owner, field.name, raw, label=key)
+        except ValueError as exc:
+            problems.append(str(exc).rstrip("."))
+            continue
+        if field.group == "state":
+            updates[field.name] = value
+        elif field.group == "data":
+            data_values[field.name] = value
+        else:
+            page_values.setdefault(field.group, {})[field.name] = value
+    if name is not None and name != state.dataset_name:
+        updates["dataset_name"] = name
+        if CATALOG.get(name) is not None:
+            updates["data_params"] = state._filled(name, data_values)
+    elif data_values:
+        updates["data_params"] = {**state.current_params(), **data_values}
+    state._set_page_values(page_values)
+    try:
+        state.param.update(**updates)
+    except ValueError as exc:  # defensive: every value was checked above
+        problems.append(str(exc))
+    if problems:
+        state.notify("Some values in the link could not be used: "
+                     + "; ".join(problems) + ".", "warning")
+    return problems
+
+
+def _unknown_key(state, key: Any, dataset_name: str) -> str:
+    """Why ``key`` is not a setting of the link."""
+    text = str(key)
+    if text.startswith(DATA_PREFIX):
+        if CATALOG.get(dataset_name) is None:
+            return f"{describe(key)}: the uploaded data has no parameters"
+        return f"{describe(key)} is not a parameter of data {dataset_name!r}"
+    slug = text.split(".", 1)[0]
+    if "." in text and slug in state._page_params:
+        return f"{describe(key)} is not a setting of page {slug!r}"
+    return f"{describe(key)} is not a setting of this app"

@@ -1,0 +1,222 @@
+"""Serving the app: one session's template (:func:`build_app`), the link it reads and
+writes, its end, and the server (:func:`serve`).
+
+``panel serve apps/explorer.py`` and ``python -m explorer serve`` both serve
+:func:`build_app`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from urllib.parse import parse_qsl, urlencode
+
+import panel as pn
+
+from explorer._compat import template_root_forgotten_on_session_end
+from explorer.app.offload import Offloader
+from explorer.app.runner import configure_process, freeze_imports, release_memory_soon
+from explorer.app.shell import ExplorerApp
+from explorer.viz.live import escape
+
+__all__ = ["ExplorerTemplate", "bind_url", "build_app", "serve", "warm_up_kernels"]
+
+log = logging.getLogger(__name__)
+
+TITLE = "MTL Explorer"
+ACCENT = "#1f4e79"
+
+#: Readable on a projector: bigger base font, roomy widgets.
+CSS = """
+:root { --bokeh-font-size: 15px; --bs-body-font-size: 1.05rem; }
+body { font-size: 16px; }
+#header .title { font-size: 1.7rem; font-weight: 600; }
+"""
+
+#: How long a session waits for its websocket (and lives on after its tab closed): a class
+#: opening one link at once needs longer than Bokeh's default 15 s to connect, else a
+#: session is discarded and the browser gets a fresh one without its link's settings.
+SESSION_LIFETIME_MS = 30_000
+CHECK_SESSIONS_MS = 5_000
+
+_warm_lock = threading.Lock()
+_warm_thread: threading.Thread | None = None
+
+
+def warm_up_kernels() -> threading.Thread:
+    """Compile the numba kernels (:func:`explorer.solvers.warm_up`) and compute the Trees page's
+    Figure 3 in a background thread, once per process, so no user's click waits for them.
+
+    Returns the thread.
+    """
+    global _warm_thread
+    with _warm_lock:
+        if _warm_thread is not None:
+            return _warm_thread
+
+        def run() -> None:
+            try:
+                from explorer import solvers
+                from explorer.app.pages.trees import figure3_ratios
+
+                solvers.warm_up()
+                figure3_ratios()
+            except Exception:  # a failed warm-up only costs time later
+                log.exception("warming up the compiled kernels failed")
+
+        _warm_thread = threading.Thread(target=run, name="explorer-warm-up", daemon=True)
+        _warm_thread.start()
+        return _warm_thread
+
+
+# ---------------------------------------------------------------------- the link
+def _token_arguments() -> dict[str, str]:
+    """The page request's query when the session has no URL of its own.
+
+    With ``--num-procs 2`` a page's request and its websocket may reach different server
+    processes; the second then makes the session from the session token, whose payload
+    carries the request's arguments but whose "URL" is the websocket's (no query).
+    """
+    arguments = pn.state.session_args or {}
+    return {str(key): values[-1].decode("utf-8", "replace") if isinstance(values[-1], bytes)
+            else str(values[-1])
+            for key, values in arguments.items()
+            if values and not str(key).startswith("bokeh-")}
+
+
+def bind_url(state, location=None) -> list[tuple[str, str]]:
+    """The link is the state: apply the session's URL query to ``state``, then write
+    :meth:`~explorer.app.state.ExplorerState.to_query` to the address bar on every change of
+    a setting (``query_changed``) and whenever the browser reports another address, so a
+    refused or unknown value never stays in the link. Returns the notices it caused.
+
+    ``location`` defaults to the session's ``pn.state.location``.
+    """
+    location = location if location is not None else pn.state.location
+    if location is None:
+        return []
+    seen = len(state.notices)
+    incoming = dict(parse_qsl((location.search or "").lstrip("?"))) or _token_arguments()
+    if incoming:
+        state.from_query(incoming)
+
+    def write(*events) -> None:
+        search = "?" + urlencode(state.to_query())
+        if search != location.search:
+            location.search = search
+
+    def browser_reported(event) -> None:
+        # The browser reports the address it was opened with when it connects; answered
+        # on the next tick, because Panel does not echo a property back while it handles
+        # the browser's change of it.
+        document = pn.state.curdoc
+        if document is not None and document.session_context is not None:
+            document.add_next_tick_callback(write)
+        else:
+            write()
+
+    state.param.watch(write, "query_changed")
+    location.param.watch(browser_reported, "search")
+    write()
+    return list(state.notices)[seen:]
+
+
+def _show_notification(level: str, message: str) -> None:
+    """A toast; the message is escaped (it may quote a link, a file name or a typed value)."""
+    area = pn.state.notifications
+    if area is None or not message:
+        return
+    duration = {"error": 12000, "warning": 8000}.get(level, 4000)
+    getattr(area, level)(escape(message), duration=duration)
+
+
+# ---------------------------------------------------------------------- the session
+class ExplorerTemplate(pn.template.BootstrapTemplate):
+    """The Bootstrap template, attached to a session's document in one walk of its models
+    (Panel re-walks the document for each of the template's roots otherwise), and
+    forgotten by Panel when the session ends."""
+
+    def server_doc(self, doc=None, title=None, location=True):
+        doc = doc if doc is not None else pn.state.curdoc
+        if doc is None:
+            return super().server_doc(doc, title, location)
+        with template_root_forgotten_on_session_end(self, doc), \
+                pn.io.hold(doc, freeze=True):
+            return super().server_doc(doc, title, location)
+
+
+def build_app() -> pn.template.BootstrapTemplate:
+    """The whole app for one session: a Bootstrap template titled "MTL Explorer"."""
+    pn.extension(notifications=True)
+    configure_process()
+    warm_up_kernels()
+    from explorer.app.pages import PAGES
+    from explorer.app.state import ExplorerState
+
+    freeze_imports()   # the first session's build: everything is imported, nothing made yet
+
+    state = ExplorerState(pages={page.slug: page.params for page in PAGES})
+    early = bind_url(state)
+    app = ExplorerApp(state=state, pages=PAGES)
+    # From now on data are built off the event loop (the link's data were built while the
+    # session's document was made, before anything was shown).
+    state.offloader = Offloader.for_document(pn.state.curdoc)
+
+    def end_session(context) -> None:
+        # a paused fit would keep the whole session alive
+        state.offloader.close()
+        app.close()
+        release_memory_soon()
+
+    pn.state.on_session_destroyed(end_session)
+    state.param.watch(lambda event: _show_notification(*event.new), "notification")
+    if early:
+        pn.state.onload(lambda: [_show_notification(*notice) for notice in early])
+    template = ExplorerTemplate(
+        # one root per area: every extra root makes Bokeh recompute the whole document
+        title=TITLE, sidebar=[pn.Column(*app.sidebar, sizing_mode="stretch_width")],
+        main=[app.main], header_background=ACCENT,
+        sidebar_width=360,
+        # Panel's busy flag is one per process: every callback of any session would toggle
+        # every session's spinner; the pages say what they are doing themselves.
+        busy_indicator=None,
+    )
+    template.config.raw_css.append(CSS)
+    return template
+
+
+def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_procs: int = 1,
+          allow_origins: tuple[str, ...] = (), **kwargs):
+    """Serve the app, the same as ``panel serve apps/explorer.py`` (blocks).
+
+    By default only this machine can connect: the server listens on ``localhost`` and the
+    websocket accepts the origin ``localhost:<port>`` only. To open it to a classroom
+    network, listen on all interfaces and name the origin the students' browsers use, e.g.
+    ``serve(address="0.0.0.0", allow_origins=("192.168.1.10:5006",))``.
+
+    Parameters
+    ----------
+    port : int
+    address : str
+        Address to listen on.
+    show : bool
+        Open a browser tab.
+    num_procs : int
+        Server processes (``panel serve --num-procs``).
+    allow_origins : tuple of str
+        Further websocket origins (``host:port``) to accept besides localhost.
+    **kwargs
+        Passed to :func:`panel.serve`.
+    """
+    if num_procs == 1:
+        configure_process()
+        warm_up_kernels()  # forked processes warm up on their first session instead
+    origins = [f"localhost:{port}", f"127.0.0.1:{port}", *allow_origins]
+    options = {
+        "websocket_max_message_size": 20 * 1024 * 1024,
+        "unused_session_lifetime_milliseconds": SESSION_LIFETIME_MS,
+        "check_unused_sessions_milliseconds": CHECK_SESSIONS_MS,
+        **kwargs,
+    }
+    return pn.serve({"explorer": build_app}, port=port, address=address, show=show,
+                    num_procs=num_procs, title=TITLE, websocket_origin=origins, **options)

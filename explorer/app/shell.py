@@ -1,0 +1,138 @@
+"""The app's shell: the sidebar beside the main area, which shows the chosen page.
+
+Pages come from the registry :data:`explorer.app.pages.PAGES`; each is built the first time
+it is shown and then kept for the session. Errors become notifications; the app keeps
+working.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import panel as pn
+
+from explorer.app.components import ShownPageLayout
+from explorer.app.offload import batched
+from explorer.app.sidebar import make_sidebar
+from explorer.viz.live import escape
+
+__all__ = ["ExplorerApp", "hidden_pages_rule"]
+
+log = logging.getLogger(__name__)
+
+
+class ExplorerApp(pn.viewable.Viewer):
+    """Sidebar (scenario) + main area (the chosen page) over one :class:`ExplorerState`.
+
+    Parameters
+    ----------
+    state : ExplorerState, optional
+        A new one by default.
+    pages : sequence of Page, optional
+        Defaults to the registry :data:`explorer.app.pages.PAGES`.
+    """
+
+    def __init__(self, state=None, pages=None, **params):
+        super().__init__(**params)
+        from explorer.app.pages import PAGES
+        from explorer.app.state import ExplorerState
+
+        self.pages = {page.slug: page for page in (PAGES if pages is None else pages)}
+        self.state = state if state is not None else ExplorerState(
+            pages={slug: getattr(page, "params", None) for slug, page in self.pages.items()})
+        self._built: dict[str, pn.viewable.Viewable] = {}
+        # invisible: keeps the browser's layout passes to the shown page (see the class)
+        self.sidebar = [*make_sidebar(self.state, self.pages),
+                        ShownPageLayout(width=0, height=0, margin=0)]
+        self._page_error = pn.pane.Alert("", alert_type="danger", visible=False)
+        self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
+        self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
+        self._shown_view = None
+        self.state.param.watch(self._show_page, "page")
+        self._show_page()
+
+    def __panel__(self):
+        return pn.Row(pn.Column(*self.sidebar, width=340), self.main, sizing_mode="stretch_width")
+
+    def close(self) -> None:
+        """End the session's work: every built page stops its fit and drops its record (a page
+        whose clean-up fails does not keep the others from theirs)."""
+        for slug, view in self._built.items():
+            close = getattr(view, "close", None)
+            if close is None:
+                continue
+            try:
+                close()
+            except Exception:  # noqa: BLE001 -- logged; the next page still closes
+                log.exception("closing page %r failed", slug)
+        self._built.clear()
+        self._frames.clear()
+
+    @property
+    def shown(self):
+        """What the main area shows: the chosen page's view (or the alert of a page that
+        could not be built)."""
+        return self._shown_view if self._shown_view is not None else self._page_error
+
+    def _show_page(self, *events) -> None:
+        """Show the chosen page: built the first time (then kept for the session), and every
+        page built so far stays in the main area. A switch changes one style rule of the main
+        area (:func:`hidden_pages_rule`), not the pages' ``visible``, which would make Bokeh
+        re-create the page's views and re-measure every figure."""
+        with batched(pn.state.curdoc):
+            self._show_chosen_page()
+
+    def _show_chosen_page(self) -> None:
+        state = self.state
+        page = self.pages[state.page]
+        view = self._built.get(page.slug)
+        built_now = view is None
+        if built_now:
+            try:
+                view = page.build(state)
+            except Exception as exc:  # a page bug must not take the app down
+                log.exception("building page %r failed", page.slug)
+                state.notify(f"The page {page.title!r} could not be built: {exc}", "error")
+                self._page_error.object = f"The page could not be built: {escape(exc)}"
+                self._page_error.visible = True
+                self._shown_view = None
+                self.main.stylesheets = [hidden_pages_rule(None)]
+                return
+            self._built[page.slug] = view
+            # the page's own layout, not wrapped: an extra Column kept some pages' figures
+            # from ever reporting drawn in Chromium, so the session never counted connected
+            frame = pn.panel(view)
+            frame.css_classes = [*frame.css_classes, "explorer-page",
+                                 f"explorer-page-{page.slug}"]
+            self._frames[page.slug] = frame
+        self._page_error.visible = False
+        for slug, built in self._built.items():   # hidden pages wait for data changes
+            if slug != page.slug and hasattr(built, "set_shown"):
+                built.set_shown(False)
+        if hasattr(view, "set_shown"):
+            view.set_shown(True)
+        self._shown_view = view
+        # the new page and the rule that shows it in one update of the main area (each
+        # update makes Bokeh walk every model of the document)
+        update = {"stylesheets": [hidden_pages_rule(page.slug)]}
+        if built_now:
+            update["objects"] = [*self.main.objects, self._frames[page.slug]]
+        self.main.param.update(**update)
+
+
+def hidden_pages_rule(shown: str | None) -> str:
+    """The main area's style rule that shows only the page ``shown`` (a slug; None: none).
+
+    Every page sits in one grid cell, so the shown one is at the top whatever its place in
+    the column; the others are ``content-visibility: hidden``: not drawn, not clickable,
+    but laid out, so showing one again re-creates and re-measures nothing (``display: none``
+    would re-measure every figure of the page shown again; see benchmarks/bench_app.py).
+
+    >>> "explorer-page-trees" in hidden_pages_rule("trees")
+    True
+    """
+    keep = f":not(.explorer-page-{shown})" if shown else ""
+    return (":host { display: grid !important; grid-template-columns: minmax(0, 1fr); "
+            "align-items: start; }\n"
+            ":host > * { grid-area: 1 / 1; }\n"
+            f":host > .explorer-page{keep} {{ content-visibility: hidden !important; }}")
