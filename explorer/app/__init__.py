@@ -16,15 +16,19 @@
 from __future__ import annotations
 
 import logging
-import threading
 from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 
 from explorer.app.components import ShownPageLayout
-from explorer.app.offload import Offloader, batched
-from explorer.app.runner import configure_process, freeze_imports, release_memory_soon
+from explorer.app.process import (
+    configure_process,
+    freeze_imports,
+    release_memory_soon,
+    warm_up_kernels,
+)
 from explorer.app.widgets import ParamForm
+from explorer.app.work import WorkService, batched
 from explorer.parameters import public_parameters
 from explorer.viz.live import escape
 
@@ -54,36 +58,6 @@ CSV_NOTE = (
 #: back within ~35 s (sessions are looked for every 5 s).
 SESSION_LIFETIME_MS = 30_000
 CHECK_SESSIONS_MS = 5_000
-
-_warm_lock = threading.Lock()
-_warm_thread: threading.Thread | None = None
-
-
-def warm_up_kernels() -> threading.Thread:
-    """Compile the numba kernels (:func:`explorer.solvers.warm_up`) and compute the Trees page's
-    Figure 3 in a background thread, once per process, so no user's click waits for them.
-
-    Returns the thread.
-    """
-    global _warm_thread
-    with _warm_lock:
-        if _warm_thread is not None:
-            return _warm_thread
-
-        def run() -> None:
-            try:
-                from explorer import solvers
-                from explorer.app.pages.trees import figure3_ratios
-
-                solvers.warm_up()
-                figure3_ratios()
-            except Exception:  # a failed warm-up only costs time later
-                log.exception("warming up the compiled kernels failed")
-
-        _warm_thread = threading.Thread(target=run, name="explorer-warm-up", daemon=True)
-        _warm_thread.start()
-        return _warm_thread
-
 
 # ---------------------------------------------------------------------- forms
 class DataParamsForm(pn.viewable.Viewer):
@@ -460,7 +434,7 @@ def build_app() -> pn.template.BootstrapTemplate:
     app = ExplorerApp(state=state, pages=PAGES)
     # From now on data are built off the event loop (the link's data were built while the
     # session's document was made, before anything was shown).
-    state.offloader = Offloader.for_document(pn.state.curdoc)
+    state.offloader = WorkService.for_document(pn.state.curdoc)
     # A closed tab ends its session: stop its fits (a paused worker would keep the whole
     # session alive), drop builds in flight and let go of what they hold.
     def end_session(context) -> None:

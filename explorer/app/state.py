@@ -31,7 +31,7 @@ from typing import Any
 
 import param
 
-from explorer.app.offload import Offloader
+from explorer.app.work import WorkService
 from explorer.data import MultiTaskDataset, read_csv
 from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
 from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
@@ -168,9 +168,9 @@ class ExplorerState(param.Parameterized):
         self._uploaded_name = ""
         self._busy = False
         self._scenario_spec: dict[str, Any] | None = None
-        #: Where data are built: synchronously here; the served app swaps in one that
-        #: builds off the event loop (:meth:`Offloader.for_document`).
-        self.offloader = Offloader()
+        #: The session's work service: synchronous here; the served app swaps in one that
+        #: works off the event loop (:meth:`WorkService.for_document`).
+        self.offloader = WorkService()
         self.notices: deque[tuple[str, str]] = deque(maxlen=50)
         page = params.pop("page", None)
         super().__init__(**params)
@@ -230,7 +230,7 @@ class ExplorerState(param.Parameterized):
 
     def _rebuild(self, params: dict, *, regenerate: bool) -> None:
         """Build the data of the current spec (off the event loop when there is one; see
-        :mod:`explorer.app.offload`) and publish ``dataset`` / ``train`` / ``test``; a value
+        :mod:`explorer.app.work`) and publish ``dataset`` / ``train`` / ``test``; a value
         the generator refuses leaves the previous data and sets ``error``."""
         name, seed, fraction = self.dataset_name, self.data_seed, self.train_fraction
         previous = self._full[0] if self._full is not None else None
