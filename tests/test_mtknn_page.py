@@ -8,7 +8,6 @@ from test_model_pages import build, panel_of, run, view_of
 from test_work import FakeLoop
 
 from explorer.app.work import WorkService
-
 from explorer.viz.live import SnapshotMatrixView
 from explorer.viz.mtknn import neighbour_votes
 

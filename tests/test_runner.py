@@ -14,7 +14,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from explorer.app.fit_session import FitJob, FitSession, SnapshotRecord
 from explorer.app.runner import LiveFitRunner
-from explorer.app.work import WorkService
 from explorer.models.base import FitDivergedError, Snapshot
 
 

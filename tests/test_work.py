@@ -13,6 +13,7 @@ import numpy as np
 import param
 import pytest
 
+from explorer.app.state import ExplorerState
 from explorer.app.work import (
     LONG,
     TURNS,
@@ -22,7 +23,6 @@ from explorer.app.work import (
     busy,
     locked,
 )
-from explorer.app.state import ExplorerState
 from explorer.data import make_task_family
 
 

@@ -295,7 +295,7 @@ class ModelPageView(pn.viewable.Viewer):
         return [f for view in self.views for f in view.figures] + [self.errors.figure]
 
     def _sync_figures(self) -> None:
-        """Show every view's figures, in order, then the page's own panes (MT-KNN's inspector).
+        """Show every view's figures, in order, then the page's own panels.
 
         A view may make figures late (the first time the data or a snapshot needs them: the
         fewest models); existing panes are kept. The first time a served page is drawn, only
@@ -432,7 +432,7 @@ class ModelPageView(pn.viewable.Viewer):
         if train.task_features is not None and getattr(estimator, "uses_task_features", False):
             kwargs["task_features"] = train.task_features
 
-        def after(model) -> FitResult:   # on the worker: baselines, test scores, the page's
+        def after(model) -> FitResult:   # on the worker: baselines, test scores, page's step
             fitted = {name: base.fit(train.X, train.y, train.task)
                       for name, base in baselines.items()}
             errors = {"model": per_task_error(model, test)}
@@ -459,8 +459,8 @@ class ModelPageView(pn.viewable.Viewer):
                     view.clear()
                 view.extend(recorded)
         # During a run, a view whose figures are all scrolled out of the viewport is not
-        # redrawn (the Trees page's task planes cost the browser ~25 ms a frame); it catches
-        # up when it scrolls in, and when the run stops (_catch_up).
+        # redrawn (drawing costs the browser); it catches up when it scrolls in, and when
+        # the run stops (_catch_up).
         offscreen = (set(self.runner.pacer.offscreen)
                      if self.runner.session.state == "running" else set())
         for k, view in enumerate(self.views):

@@ -1,12 +1,8 @@
-"""The "Compare" page: methods side by side on the session's data, the papers' way.
-
-Pick methods (:class:`~explorer.compare.methods.CompareSettings`: one switch per method and
-their key hyper-parameters, URL keys ``compare.<name>``), the number of trials, and Run: every
-method is fitted on ``n_trials`` random splits (the sidebar's train fraction) in worker
-processes, off the event loop through the session's work service (one comparison per server
-process at a time: it fills the machine's cores; a second one waits its turn and says so),
-while a progress bar moves and Cancel stops it. Then :class:`~explorer.app.comparison.
-ComparisonResults`: the table, the downloads, Show code and the figures.
+"""The "Compare" page: the chosen methods (:class:`~explorer.compare.methods.CompareSettings`,
+URL keys ``compare.<name>``) fitted on ``n_trials`` random splits in worker processes, through
+the session's work service (one comparison per server process at a time: a second one waits
+its turn and says so); a progress bar, Cancel, then :class:`~explorer.app.comparison.
+ComparisonResults` (the table, the downloads, Show code and the figures).
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ from explorer.app.export import dataset_code
 from explorer.app.kit import settings_form
 from explorer.app.work import TURNS, Cancelled, busy, locked
 from explorer.compare import ComparisonCancelled
-from explorer.compare.methods import METHODS, CompareSettings, chosen_estimators, methods_for
+from explorer.compare.methods import CompareSettings, chosen_estimators, settings_shown
 from explorer.viz.live import escape
 
 __all__ = ["ComparePage", "COMPARE_WORKERS", "truth_matrices"]
@@ -49,8 +45,7 @@ class ComparePage(pn.viewable.Viewer):
         self.state = state
         self.settings = CompareSettings()
         self.form = settings_form(state, "compare", self.settings)
-        self.settings.param.watch(lambda *_: self._show_relevant_controls(),
-                                  list(self.form.widgets))
+        self.settings.param.watch(lambda *_: self._show_relevant_controls(), [*self.form.widgets])
         self.run_button = pn.widgets.Button(label="▶ Run comparison", color="primary",
                                             width=170)
         self.cancel_button = pn.widgets.Button(label="Cancel", width=90, disabled=True)
@@ -58,9 +53,8 @@ class ComparePage(pn.viewable.Viewer):
         self.cancel_button.on_click(locked(lambda *_: self.cancel()))
         self.progress = pn.indicators.Progress(value=0, max=1, visible=False,
                                                sizing_mode="stretch_width", bar_color="primary")
-        self.status = pn.pane.Markdown("Ready: choose methods and press Run.",
-                                       sizing_mode="stretch_width",
-                                       styles={"font-size": "1.05em"})
+        self.status = pn.pane.Markdown("Ready: choose methods and press Run.", styles={
+            "font-size": "1.05em"}, sizing_mode="stretch_width")
         self.results = ComparisonResults()
         self.running = self._cancelling = False
         self._progress_seen = (0, 1)
@@ -84,15 +78,10 @@ class ComparePage(pn.viewable.Viewer):
     def _show_relevant_controls(self) -> None:
         """Switches of the methods the data allow; hyper-parameters of the chosen ones."""
         data = self.state.dataset
-        offered = [] if data is None else methods_for(
-            data.kind, task_features=data.task_features is not None)
-        used = {h for m in offered if getattr(self.settings, m.key) for h in m.hyper}
-        keys = {m.key for m in METHODS}
+        shown = settings_shown(self.settings, None if data is None else data.kind,
+                               task_features=data is not None and data.task_features is not None)
         for name, widget in self.form.widgets.items():
-            if name in keys:
-                widget.visible = any(m.key == name for m in offered)
-            elif name != "n_trials":
-                widget.visible = name in used
+            widget.visible = name in shown
 
     def _data_changed(self, *_) -> None:
         """New data: a running comparison stops, results of the old data go."""
@@ -105,10 +94,9 @@ class ComparePage(pn.viewable.Viewer):
     def run(self) -> None:
         """Start a comparison of the chosen methods on the session's data (off the loop)."""
         data, work = self.state.dataset, self.state.offloader
+        if data is None:
+            self.state.notify("There is no data yet: choose a data set in the sidebar.", "error")
         if self.running or data is None:
-            if data is None:
-                self.state.notify("There is no data yet: choose a data set in the sidebar.",
-                                  "error")
             return
         estimators = chosen_estimators(self.settings, data.kind,
                                        task_features=data.task_features is not None)
