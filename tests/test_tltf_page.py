@@ -67,3 +67,26 @@ def test_transfer_page_without_task_features_says_so():
     transfer = panel_of(page, "TransferPanel")
     assert "needs task features" in transfer.table.object
     assert "constant" in transfer.sliders.objects[0].object
+
+
+def test_served_figure1_is_shown_from_the_work_service_and_stops_on_reset():
+    from tests.test_work import FakeLoop
+
+    from explorer.app.work import WorkService
+
+    page = build("transfer")
+    loop = FakeLoop()
+    page.state.offloader = WorkService(loop.schedule)
+    transfer = panel_of(page, "TransferPanel")
+    run(page)
+    assert "fitting TL-TF and TL-MC" in transfer.figure1[0].object   # said at once
+    assert loop.run(2, timeout=120) == 2            # computed off the loop, shown on it
+    assert type(transfer.figure1[0]).__name__ == "Bokeh"
+    page.runner.reset()
+    transfer._figure1_cache.clear()
+    run(page)
+    loop.run(1)                                     # started on a work thread ...
+    page.runner.reset()                             # ... and its fit's inputs are gone
+    loop.run(1, timeout=120)
+    assert transfer.figure1[0].object == "" and not page.state.offloader.pending(
+        "transfer.TransferPanel")

@@ -135,8 +135,16 @@ class TransferPanel(PagePanel):
             self.figure1[:] = [pn.pane.Markdown("*Figure 1: fitting TL-TF and TL-MC for "
                                                 "H = 1..6 ...*")]
 
-            def compute(token):
-                curves = figure1_curves(data, covariance=covariance, random_state=fit.seed)
+            def compute(token):   # one H at a time: it stops between them once cancelled
+                curves: dict = {}
+                for H in range(1, 7):
+                    token.check()
+                    for name, (hs, values) in figure1_curves(
+                            data, clusters=[H], covariance=covariance,
+                            random_state=fit.seed).items():
+                        curves.setdefault(name, ([], []))
+                        curves[name][0].extend(hs)
+                        curves[name][1].extend(values)
                 self._figure1_cache[key] = curves
                 return curves
 
