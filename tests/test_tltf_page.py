@@ -70,9 +70,8 @@ def test_transfer_page_without_task_features_says_so():
 
 
 def test_served_figure1_is_shown_from_the_work_service_and_stops_on_reset():
-    from tests.test_work import FakeLoop
-
     from explorer.app.work import WorkService
+    from tests.test_work import FakeLoop
 
     page = build("transfer")
     loop = FakeLoop()
