@@ -40,7 +40,14 @@ from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.fit_session import FitJob
 from explorer.app.runner import LiveFitRunner
 from explorer.app.widgets import ParamForm
-from explorer.app.work import LONG, after_this_paint, batched, locked
+from explorer.app.work import (
+    LONG,
+    WorkService,
+    after_this_paint,
+    batched,
+    in_notebook_kernel,
+    locked,
+)
 from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
@@ -269,9 +276,10 @@ class ModelPageView(pn.viewable.Viewer):
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
+        self._kernel_work = None
         self.panels = list(page.panels())
         for panel in self.panels:
-            panel.bind(lambda: self.state.offloader, f"{page.slug}.{type(panel).__name__}")
+            panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
         self.body.extend([panel.layout for panel in self.panels if not panel.below])
         # The figures flow in the column of the Run controls, beside the settings: the
         # controls and the main live view fit a 1366 x 768 projector without scrolling.
@@ -289,6 +297,17 @@ class ModelPageView(pn.viewable.Viewer):
 
     def __panel__(self):
         return self._layout
+
+    def _panel_work(self):
+        """The work service of the panels: the session's, or in a notebook (whose state
+        builds its data in the cell) one on the kernel's loop, so a figure made after a fit
+        does not hold the kernel."""
+        work = self.state.offloader
+        if work.asynchronous or not in_notebook_kernel():
+            return work
+        if self._kernel_work is None:
+            self._kernel_work = WorkService.for_document(pn.state.curdoc)
+        return self._kernel_work
 
     def _figures(self) -> list:
         """Every figure of the page, in order."""

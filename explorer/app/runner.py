@@ -152,9 +152,7 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     def close(self):
         """The session ended: stop the worker (paused or not) and drop the record, touching
-        no widget. The session's document is being destroyed: a browser-side component's
-        model takes no value any more (setting the status line there raised, and the end of
-        the session's clean-up never ran)."""
+        no widget (the session's document is being destroyed: its models take no values)."""
         self._stop_polling()
         self.session.reset()
 
