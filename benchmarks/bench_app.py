@@ -154,7 +154,9 @@ def serve_live_page():
     from bokeh.models import ColumnDataSource
     from bokeh.plotting import figure
 
-    from explorer.app.runner import FitJob, LiveFitRunner, configure_process
+    from explorer.app.fit_session import FitJob
+    from explorer.app.process import configure_process
+    from explorer.app.runner import LiveFitRunner
     from explorer.viz.live import CurveView, MatrixHeatmap
 
     configure_process()
@@ -195,7 +197,7 @@ def serve_live_page():
 
 def solver_alone() -> float:
     """Steps/s of the same fit in a FitSession (BLAS 1 thread), no server, unthrottled."""
-    from explorer.app.runner import FitJob, FitSession
+    from explorer.app.fit_session import FitJob, FitSession
 
     ds = _data()
     session = FitSession(lambda: FitJob(_estimator(ALONE_STEPS), (ds.X, ds.y, ds.task)))

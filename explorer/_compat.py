@@ -9,10 +9,13 @@ module without importing Panel.
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["inline_stylesheet_updates", "template_root_forgotten_on_session_end"]
+__all__ = ["background_periodic_callback", "clear_type_cache", "inline_stylesheet_updates",
+           "limit_malloc_arenas", "malloc_trim", "template_root_forgotten_on_session_end"]
 
 
 # --- shell and serving (helper B) ---------------------------------------------------------
@@ -122,6 +125,50 @@ def inline_stylesheet_updates() -> None:
 
 
 # --- work service and process tuning (helper A) ---------------------------------------------
+def background_periodic_callback(callback, period_ms: int):
+    """A started periodic callback of the current session that does not mark Panel busy.
+
+    ``pn.state.add_periodic_callback`` marks the session busy and idle again around every
+    tick (two document updates per live frame); only the constructor's undocumented
+    ``background=True`` leaves that out. Waits for Panel to expose ``background`` on
+    ``pn.state.add_periodic_callback`` (Panel 1.9 does not).
+    """
+    from panel.io.callbacks import PeriodicCallback
+
+    periodic = PeriodicCallback(callback=callback, period=int(period_ms), background=True)
+    periodic.start()
+    return periodic
+
+
+def clear_type_cache() -> None:
+    """Clear CPython's type attribute cache (it holds the attribute names ended sessions made
+    at run time, pinning their memory). No public API; CPython 3.13 renames it
+    ``sys._clear_internal_caches``. Elsewhere than CPython: nothing to clear."""
+    clear = getattr(sys, "_clear_type_cache", None) or getattr(sys, "_clear_internal_caches",
+                                                               None)
+    if clear is not None:
+        clear()
+
+
+def _libc():
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:   # not glibc
+        return None
+
+
+def limit_malloc_arenas(arenas: int) -> bool:
+    """glibc's ``mallopt(M_ARENA_MAX, arenas)``; Python has no binding. False elsewhere."""
+    libc = _libc()
+    return bool(libc is not None and libc.mallopt(-8, int(arenas)))   # -8: M_ARENA_MAX
+
+
+def malloc_trim() -> bool:
+    """glibc's ``malloc_trim(0)``: hand freed arena pages back to the system; Python has no
+    binding. False elsewhere."""
+    libc = _libc()
+    return bool(libc is not None and libc.malloc_trim(0))
+
 
 
 # --- components and figures (helper C) ------------------------------------------------------

@@ -25,7 +25,7 @@ or the pages' own live views on a fit the notebook ran itself::
                     data, snapshots)
 
 In a notebook there is no Bokeh server: data are built at once in the cell (see
-:mod:`explorer.app.offload`), ``Step`` advances one snapshot synchronously, and ``Run``
+:mod:`explorer.app.work`), ``Step`` advances one snapshot synchronously, and ``Run``
 runs the fit on a worker thread while the kernel's event loop draws its frames.
 """
 

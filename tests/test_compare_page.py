@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -61,22 +62,23 @@ def test_a_run_shows_the_table_plots_truth_and_enables_the_downloads():
     assert result.methods == ["single-task logistic", "Regularized MTL", "MT-DT (IG_M)"]
     assert result.n_trials == 3 and result.settings["train_fraction"] == \
         page.state.train_fraction
-    assert "<table" in page.table.object and "± " in page.table.object
+    assert "<table" in page.results.table.object and "± " in page.results.table.object
     assert "Done: 3 methods × 3 trials" in page.status.object
     # the status names the methods marked best on average (as the table marks them)
     marked = result.best()[result.columns[-1]]
     for method in marked.index[marked.to_numpy()]:
         assert method in page.status.object
-    assert page.plots.object is not None and page.matrices.object is not None
+    shown = page.results
+    assert shown.plots.object is not None and shown.matrices.object is not None
     from bokeh.models import Plot
 
-    titles = {fig.title.text for fig in page.matrices.object.select({"type": Plot})
+    titles = {fig.title.text for fig in shown.matrices.object.select({"type": Plot})
               if fig.title is not None}
     assert "truth: task_relation" in titles and "Regularized MTL: similarity" in titles
-    assert not page.csv_button.disabled and not page.report_button.disabled
-    frame = pd.read_csv(io.StringIO(page._csv().getvalue()))
+    assert not shown.csv_button.disabled and not shown.report_button.disabled
+    frame = pd.read_csv(io.StringIO(shown._csv().getvalue()))
     assert len(frame) == len(result.frame) and set(frame["method"]) == set(result.methods)
-    report = page._report().getvalue()
+    report = shown._report().getvalue()
     assert report.startswith("<!DOCTYPE html>") and "beside the truth" in report
 
 
@@ -84,7 +86,7 @@ def test_show_code_reproduces_the_pages_numbers():
     page = make_page(data_seed=3)
     page.settings.param.update(n_trials=2, regularized=False, mt_knn=False, max_depth=4)
     page.run()
-    code = page.code.object
+    code = page.results.code.object
     assert code.startswith("<pre><code>") and "&#x27;" in code     # shown escaped
     import html
 
@@ -113,14 +115,14 @@ def test_cancel_stops_the_comparison_and_says_so():
     assert page.result is None and not page.running
     assert max(calls) < 20 * 4
     assert re.search(r"Cancelled after \d+ of 80 fits", page.status.object)
-    assert page.csv_button.disabled and not page.run_button.disabled
+    assert page.results.csv_button.disabled and not page.run_button.disabled
 
 
 def test_progress_reported_after_a_cancel_keeps_saying_cancelling():
     # served, the fits already on the workers report after Cancel: the count must not
     # turn the status line back to "Running" (the UI test waited on "Cancelling" in vain)
     page = make_page()
-    page._cancel = threading.Event()
+    page.running = True
     page.progress.max = 80
     page._progress_seen = (3, 80)
     page._show_progress()
@@ -137,8 +139,8 @@ def test_new_data_clears_the_results_of_the_old():
     page.run()
     assert page.result is not None
     page.state.data_seed = 5
-    assert page.result is None and page.table.object == ""
-    assert "data changed" in page.status.object and page.csv_button.disabled
+    assert page.result is None and page.results.table.object == ""
+    assert "data changed" in page.status.object and page.results.csv_button.disabled
 
 
 def test_link_values_for_the_page_are_checked_by_its_declaration():
@@ -174,21 +176,52 @@ def test_tltf_joins_with_the_data_task_features(data):
 
 
 def test_a_second_comparison_waits_for_the_first_and_says_so():
-    from explorer.app.pages import compare as compare_page
+    """Served, comparisons take turns (each fills the machine's cores): a second session's
+    waits, says so, and runs once the first ends; progress reaches the loop as it goes."""
+    from test_work import FakeLoop
 
+    from explorer.app.work import TURNS, WorkService
+
+    loop = FakeLoop()
+    other, gate = WorkService(loop.schedule), threading.Event()
+    other.submit("compare", lambda: gate.wait(30), lambda _: None, pool=TURNS)
+    loop.run(1)                                          # another session's comparison runs
     page = make_page()
+    page.state.work = WorkService(loop.schedule)
     page.settings.param.update(n_trials=2)
-    said = []
-    page._say = said.append
-    compare_page._turn.acquire()          # another session's comparison holds the workers
-    try:
-        import threading
+    page.run()
+    assert page.running and "another comparison is running" in page.status.object
+    loop.run(1, timeout=0.5)
+    assert page.result is None and page.running          # it waits ...
+    gate.set()
+    end = time.monotonic() + 120
+    while page.running and time.monotonic() < end:      # ... then runs: progress, result
+        loop.run(1, timeout=0.5)
+    assert page.result is not None and page.result.n_trials == 2
+    assert "Done: " in page.status.object
 
-        done = threading.Event()
-        worker = threading.Thread(target=lambda: (page.run(), done.set()), daemon=True)
-        worker.start()
-        assert not done.wait(0.5)          # it waits ...
-        assert said and "another comparison is running" in said[0]
-    finally:
-        compare_page._turn.release()
-    assert done.wait(60) and page.result is not None   # ... and runs once the first ends
+
+def test_cancel_during_a_served_comparison_and_the_session_end_stop_it():
+    from test_work import FakeLoop
+
+    from explorer.app.work import WorkService
+
+    loop = FakeLoop()
+    page = make_page()
+    page.state.work = WorkService(loop.schedule)
+    page.settings.param.update(n_trials=50)
+    page.run()
+    loop.run(1)                                          # started on a work thread
+    page.cancel()
+    assert page.status.object == "Cancelling …" and page.cancel_button.disabled
+    end = time.monotonic() + 120
+    while page.running and time.monotonic() < end:
+        loop.run(1, timeout=0.5)
+    assert re.search(r"Cancelled after \d+ of 200 fits", page.status.object)
+    assert page.result is None and not page.run_button.disabled
+    page.run()                                           # again, then the tab closes
+    loop.run(1)
+    page.state.work.close()
+    page.close()
+    loop.run(3, timeout=1)
+    assert page.result is None and not page.state.work.pending("compare")

@@ -41,13 +41,23 @@ def view_of(page, cls, key=None):
     return next(v for v in page.views if isinstance(v, cls) and (key is None or v.key == key))
 
 
+def panel_of(page, name: str):
+    """The page's own panel of that class name (see ``ModelPage.panels``)."""
+    return next(p for p in page.panels if type(p).__name__ == name)
+
+
 def test_every_model_page_is_a_declaration_of_well_under_150_lines():
     assert set(MODEL_PAGES) == set(DATA_FOR)
     for page in MODEL_PAGES.values():
         source = Path(inspect.getsourcefile(page.make)).read_text().splitlines()
         code = [line for line in source if line.strip() and not line.strip().startswith("#")]
         assert len(code) < 150, (page.slug, len(code))
-        assert "LiveFitRunner" not in "\n".join(source)   # the kit owns the runner
+        text = "\n".join(source)
+        assert "LiveFitRunner" not in text   # the kit owns the runner
+        # no page runs its own threads or polls, nor subclasses the kit's page view
+        assert not re.search(r"threading|add_periodic_callback|ModelPageView\)", text)
+        assert type(page) is ModelPage and type(page.build(ExplorerState(
+            dataset_name=DATA_FOR[page.slug]))) is ModelPageView
 
 
 @pytest.mark.parametrize("slug", sorted(DATA_FOR))
@@ -126,17 +136,36 @@ def test_trees_page_draws_figure_3_only_once_its_card_is_unfolded():
     from explorer.app.pages.trees import figure3_ratios
 
     page = build("trees")
-    assert page.figure3.collapsed and len(page.figure3) == 1   # the text, no figure yet
-    page.figure3.collapsed = False
-    plot = page.figure3[1]
+    card = panel_of(page, "Figure3Panel").layout
+    assert card in page._layout.objects                   # a section under the page
+    assert card.collapsed and len(card) == 1   # the text, no figure yet
+    card.collapsed = False
+    plot = card[1]
     assert isinstance(plot, pn.pane.Bokeh)
     ratios = figure3_ratios()
     # the box plot's boxes are the paper's families x {IG_M, IG_U} over IG_J
     boxes = [r for r in plot.object.renderers if r.data_source.data.get("q1") is not None]
     assert boxes and len(boxes[0].data_source.data["q1"]) == 2 * len(ratios)
-    page.figure3.collapsed = True
-    page.figure3.collapsed = False
-    assert len(page.figure3) == 2   # drawn once
+    card.collapsed = True
+    card.collapsed = False
+    assert len(card) == 2   # drawn once
+
+
+def test_trees_figure_3_not_warmed_up_yet_is_computed_off_the_loop(monkeypatch):
+    from test_work import FakeLoop
+
+    from explorer.app.pages.trees import figure3_ratios
+    from explorer.app.work import WorkService
+
+    page = build("trees")
+    loop = FakeLoop()
+    page.state.work = WorkService(loop.schedule)
+    card = panel_of(page, "Figure3Panel").layout
+    figure3_ratios.cache_clear()            # the server's warm-up has not got there yet
+    card.collapsed = False
+    assert "Computing" in card[1].object    # said at once; nothing computed on the loop
+    assert loop.run(2) == 2                 # computed on a work thread, shown on the loop
+    assert type(card[1]).__name__ == "Bokeh" and len(card) == 2
 
 
 def test_scrubbing_shows_exactly_the_recorded_snapshot():

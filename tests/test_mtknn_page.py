@@ -1,8 +1,13 @@
-"""The Neighbourhoods (MT-KNN) page in process: W beside the truth, the inspector, Figure 4."""
+"""The Neighbourhoods (MT-KNN) page in process: W beside the truth, the inspector, Figure 4
+(and Figure 4's refits stopped when the user resets or refits)."""
+
+import threading
 
 import numpy as np
-from test_model_pages import build, run, view_of
+from test_model_pages import build, panel_of, run, view_of
+from test_work import FakeLoop
 
+from explorer.app.work import WorkService
 from explorer.viz.live import SnapshotMatrixView
 from explorer.viz.mtknn import neighbour_votes
 
@@ -13,7 +18,7 @@ def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
     shown = view_of(page, SnapshotMatrixView, "W_normalised").heatmap.values
     np.testing.assert_allclose(shown, model.task_relationships()["W_normalised"], rtol=1e-6)
     # click a test point: its k neighbours from all tasks, votes w_{t_i,t_l} s(i,l) y_l
-    inspector = page.inspector
+    inspector = panel_of(page, "InspectorPanel").inspector
     inspector.points.selected.indices = [3]
     links = inspector.links.data
     assert len(links["vote"]) == model.n_neighbors
@@ -23,11 +28,10 @@ def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
     f = model.decision_function(test.X[3:4], test.task[3:4])[0]
     assert np.isclose(np.sum(info["vote"]), f)
     assert f"class {info['decision']}" in inspector.figure.title.text
-    # Figure 4: computed off the event loop, then shown
-    page.start_sensitivity(model, page.state.train, test).join(60)
-    assert page.show_sensitivity()
-    ks = page.sensitivity.source.data["x"]
-    assert ks[0] == 5 and len(ks) == len(page.sensitivity.source.data["y"]) >= 2
+    # Figure 4: computed after the fit (here, without a loop, at once), then shown
+    curve = panel_of(page, "SensitivityPanel").curve
+    ks = curve.source.data["x"]
+    assert ks[0] == 5 and len(ks) == len(curve.source.data["y"]) >= 2
     # a new k from the slider refits with that k
     page.params.k = 7
     assert run(page).n_neighbors == 7
@@ -62,6 +66,42 @@ def test_page_runs_mt_kr_on_regression_tasks():
     model = run(page)
     assert type(model).__name__ == "MTKR"
     np.testing.assert_allclose(model.W_.sum(1), 1.0, atol=1e-6)
-    page.inspector.points.selected.indices = [0]
-    assert "prediction" in page.inspector.figure.title.text
+    inspector = panel_of(page, "InspectorPanel").inspector
+    inspector.points.selected.indices = [0]
+    assert "prediction" in inspector.figure.title.text
     assert "per-task" in page.summary.object
+
+
+def test_the_k_curve_stops_when_the_user_resets_or_refits(monkeypatch):
+    from explorer.app.pages import mtknn
+
+    page = build("mtknn")
+    loop = FakeLoop()
+    page.state.work = WorkService(loop.schedule)   # served: the curve runs off the loop
+    curve = panel_of(page, "SensitivityPanel").curve
+    made, started, gate = [], threading.Semaphore(0), threading.Event()
+    real = mtknn.sensitivity_curve
+
+    def watched_curve(make, train, test, ks):
+        def counted(k):
+            model = make(k)           # stops here (Cancelled) once the fit's inputs changed
+            made.append(k)
+            started.release()
+            gate.wait(10)
+            return model
+
+        return real(counted, train, test, ks)
+
+    monkeypatch.setattr(mtknn, "sensitivity_curve", watched_curve)
+    for change in (lambda: page.runner.reset(),                   # Reset
+                   lambda: setattr(page.params, "k", 7)):         # a refit with a new k
+        made.clear()
+        gate.clear()
+        run(page)
+        loop.run(1)                   # the curve starts on a work thread ...
+        assert started.acquire(timeout=30) and made == [5]
+        change()                      # ... and its inputs change during its first refit
+        gate.set()
+        loop.run(1)                   # it ends, cancelled: nothing is drawn
+        assert made == [5] and list(curve.source.data["x"]) == []
+        assert not page.state.work.pending("mtknn.SensitivityPanel")

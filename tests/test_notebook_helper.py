@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from explorer import notebook
-from explorer.app.runner import can_poll, in_notebook_kernel
+from explorer.app.work import can_poll, in_notebook_kernel
 from explorer.data.catalog import make_dataset
 from explorer.models import RegularizedMTL
 

@@ -6,12 +6,14 @@ import pytest
 from bokeh.core.validation import check_integrity
 from bokeh.document import Document
 
+from explorer.app.work import WorkService
 from explorer.data import MultiTaskDataset, make_clustered_tasks, make_task_family
 from explorer.viz.tasks import task_scatter_grid, truth_matrices
 
 
 class _State(param.Parameterized):
     dataset = param.Parameter()
+    work = WorkService()   # the session's work service: synchronous, no loop here
 
 
 def _issues(viewable):

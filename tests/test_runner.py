@@ -1,4 +1,5 @@
-"""The live-fit runner's pure-Python core and its thin Panel layer (no browser)."""
+"""The live fit's Panel-free session (:mod:`explorer.app.fit_session`) and the Panel runner
+over it (:mod:`explorer.app.runner`), without a browser."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import param
 import pytest
 from sklearn.exceptions import ConvergenceWarning
 
-from explorer.app.runner import FitJob, FitSession, LiveFitRunner, SnapshotRecord
+from explorer.app.fit_session import FitJob, FitSession, SnapshotRecord
+from explorer.app.runner import LiveFitRunner
 from explorer.models.base import FitDivergedError, Snapshot
 
 
@@ -190,7 +192,7 @@ def test_estimator_and_data_are_built_on_the_callers_thread():
     s.run()
     assert s.wait(5) and s.state == "done"
     assert built_on == [threading.current_thread().name]
-    assert est.threads == {"LiveFitRunner"} and s.result == ("after", "LiveFitRunner")
+    assert est.threads == {"explorer-fit"} and s.result == ("after", "explorer-fit")
 
 
 def test_record_is_bounded_in_bytes():
@@ -347,69 +349,6 @@ def test_closing_stops_a_paused_worker_and_leaves_the_widgets_alone():
     assert runner.status == shown
 
 
-def test_ended_sessions_share_one_memory_trim(monkeypatch):
-    import asyncio
-
-    from explorer.app import runner as runner_module
-
-    calls = []
-    trim = runner_module._trim_memory
-    monkeypatch.setattr(runner_module, "_trim_memory", lambda: (calls.append(1), trim()))
-
-    async def close_two_tabs():
-        runner_module.release_memory_soon(delay_s=0.05)
-        runner_module.release_memory_soon(delay_s=0.05)   # a second tab: the same trim
-        assert runner_module._trim_pending and calls == []   # later, on the loop
-        await asyncio.sleep(0.3)
-
-    asyncio.run(close_two_tabs())
-    assert calls == [1] and not runner_module._trim_pending
-    runner_module.release_memory_soon()          # no loop (a notebook): at once
-    assert calls == [1, 1] and not runner_module._trim_pending
-
-
-def test_the_memory_trim_collects_what_ended_sessions_left_in_cycles():
-    """Bokeh collects garbage before a session's destroy hooks run; what the hooks free in
-    cycles (fit records, builds) must not wait for a collection an idle server never makes."""
-    import gc
-    import weakref
-
-    from explorer.app import runner as runner_module
-
-    class Record:
-        pass
-
-    record = Record()
-    record.itself = record            # a cycle: reference counting alone never frees it
-    alive = weakref.ref(record)
-    del record
-    gc.disable()                      # no automatic collection may do the trim's work
-    try:
-        assert alive() is not None
-        runner_module._trim_memory()
-        assert alive() is None
-    finally:
-        gc.enable()
-
-
-def test_the_memory_trim_lets_go_of_attribute_names_made_by_the_sessions():
-    """CPython's type attribute cache holds each name looked up; names a session made at run
-    time (from JSON patches, generated properties) would keep ended sessions' memory pinned."""
-    import sys
-
-    from explorer.app import runner as runner_module
-
-    class Model:
-        pass
-
-    name = "".join(["session_made_", "name"])   # made at run time, not an interned constant
-    unheld = sys.getrefcount(name)
-    getattr(Model, name, None)                  # lookups (the metaclass's, the class's)
-    assert sys.getrefcount(name) > unheld       # ... the cache keeps the name
-    runner_module._trim_memory()
-    assert sys.getrefcount(name) == unheld
-
-
 def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_tick(
         monkeypatch):
     """The browser drew a frame sooner than 1 / MAX_FPS after it went: the next frame is
@@ -422,10 +361,13 @@ def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_
         session_context = object()
 
         def __init__(self):
-            self.timeouts = []
+            self.timeouts, self.ticks = [], []
 
         def add_timeout_callback(self, callback, ms):
             self.timeouts.append((callback, ms))
+
+        def add_next_tick_callback(self, callback):   # the pacer's watcher, held for the lock
+            self.ticks.append(callback)
 
     rendered = []
     runner = LiveFitRunner(job(FakeEstimator(n=3)), rendered.append)

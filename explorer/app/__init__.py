@@ -9,7 +9,7 @@
 * :mod:`~explorer.app.serving`: one session's template, its link, its end; the server.
 """
 
-from explorer.app.runner import configure_process
+from explorer.app.process import configure_process, warm_up_kernels
 from explorer.app.serving import (
     CHECK_SESSIONS_MS,
     SESSION_LIFETIME_MS,
@@ -18,7 +18,6 @@ from explorer.app.serving import (
     bind_url,
     build_app,
     serve,
-    warm_up_kernels,
 )
 from explorer.app.shell import ExplorerApp, hidden_pages_rule
 from explorer.app.sidebar import DataParamsForm

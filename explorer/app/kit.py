@@ -8,7 +8,11 @@ it accepts and the minimum data it needs. The kit owns everything else, once for
 * widgets from the declaration, each change validated and refused with one message;
 * URL sync (the state registers the page's parameters; a link's values are applied);
 * the live-fit runner: the estimator and the data are built on the event loop when a run
-  starts, the fit, the baselines and the test scores run on the worker;
+  starts, the fit, the baselines, the test scores and the page's ``after`` step run on the
+  worker;
+* the page's own panels (:class:`PagePanel`: an inspector, a figure computed after the fit)
+  told of the data, the finished fit and a reset; their off-loop work goes through the
+  session's work service under a key of their own, cancelled when the fit's inputs change;
 * re-targeting every view when the data change (``set_data``), clearing on reset;
 * the objective curve (streamed from the record), per-task test error of the model beside
   each baseline, a summary line (plus the page's own truth pairing);
@@ -22,6 +26,7 @@ Everything shown that came from a user (names from an upload, values from a link
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,14 +37,92 @@ import param
 
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.offload import after_this_paint, batched, locked_callback
-from explorer.app.runner import FitJob, LiveFitRunner
+from explorer.app.fit_session import FitJob
+from explorer.app.runner import LiveFitRunner
 from explorer.app.widgets import ParamForm
+from explorer.app.work import (
+    LONG,
+    WorkService,
+    after_this_paint,
+    batched,
+    in_notebook_kernel,
+    locked,
+)
 from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
 
-__all__ = ["ModelPage", "ModelPageView", "FitResult", "per_task_error"]
+__all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "per_task_error",
+           "settings_form"]
+
+
+def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
+    """The widgets of a page's settings (URL keys ``<slug>.<name>``), each change validated
+    by the declaration and refused with one message."""
+    state.register_page_params(slug, params)
+    names = public_parameters(params)
+    return ParamForm(params, names, {n: getattr(params, n) for n in names},
+                     apply=lambda name, value: setattr(params, name, value),
+                     notify=state.notify, current=lambda name: getattr(params, name))
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    """What a fit is made of: the page's settings (their values when the run started), the
+    init seed, the whole data set and its split."""
+
+    params: Any
+    seed: int
+    dataset: Any
+    train: Any
+    test: Any
+
+
+@dataclass
+class FitResult:
+    """What the worker computed after the fit: per-task test errors of the model and of each
+    baseline (name -> (m,) array), the fitted baselines, and what the page's ``after`` step
+    returned (``extra``)."""
+
+    errors: dict[str, np.ndarray]
+    baselines: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class PagePanel:
+    """A page's own panel beside its live views (an inspector, a figure made after the fit).
+
+    The kit places ``layout`` in the figures' flow (or, with ``below``, as a section under the
+    page) and calls ``set_data(train)`` on new data, ``fitted(estimator, result, fit)`` when
+    a fit finishes (on the event loop) and ``clear()`` on a reset. Slow work goes through
+    :meth:`submit` (off the loop; one job per panel, the newest wins), cancelled by the kit
+    whenever the fit's inputs change and when the session ends.
+    """
+
+    layout: Any = None
+    below: bool = False
+
+    def bind(self, work: Callable[[], Any], key: str) -> None:
+        """Called by the kit: ``work()`` is the session's work service, ``key`` this panel's."""
+        self._work, self.key = work, key
+
+    def set_data(self, train) -> None:
+        """New training data (the previous fit's results are gone)."""
+
+    def fitted(self, estimator, result: FitResult, fit: FitInputs) -> None:
+        """A fit finished."""
+
+    def clear(self) -> None:
+        """The fit was reset: show nothing of it."""
+
+    def submit(self, compute: Callable[[Any], Any], apply: Callable[[Any], None],
+               on_error: Callable[[Exception], None] | None = None) -> None:
+        """``compute(token)`` off the loop (checking ``token`` between its steps), then
+        ``apply(result)`` on it; synchronous where there is no loop."""
+        self._work().submit(self.key, compute, apply, on_error, pool=LONG, cancellable=True)
+
+    def cancel(self) -> None:
+        self._work().cancel(self.key)
 
 
 @dataclass(frozen=True)
@@ -76,6 +159,11 @@ class ModelPage:
         The speed the page opens at (a key of :data:`explorer.app.runner.SPEEDS`): chosen so
         that a fit at the defaults lasts 5-20 s, slow enough for a class to follow
         ("unthrottled" is in the same menu).
+    panels : callable () -> list of PagePanel
+        Creates the page's own panels (once per page and session).
+    after : callable (estimator, FitInputs) -> dict, optional
+        Further work on the fit's worker once the fit and the baselines are done (e.g. a
+        held-out evaluation); its result is ``FitResult.extra``.
     """
 
     slug: str
@@ -93,6 +181,8 @@ class ModelPage:
     objective_log: bool = False
     warm: bool = False
     pace: str = "5 steps/s"
+    panels: Callable[[], Sequence[PagePanel]] = tuple
+    after: Callable[[Any, FitInputs], dict] | None = None
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -142,15 +232,6 @@ def per_task_error(estimator, data) -> np.ndarray:
     return 1.0 - estimator.score_per_task(data.X, data.y, data.task)
 
 
-@dataclass
-class FitResult:
-    """What the worker computed after the fit: per-task test errors of the model and of each
-    baseline (name -> (m,) array), and the fitted baselines."""
-
-    errors: dict[str, np.ndarray]
-    baselines: dict[str, Any]
-
-
 def _out_of_sight(view: LiveView, offscreen: set[str]) -> bool:
     """True when every figure of ``view`` is among the ``offscreen`` figure ids."""
     return bool(view.figures) and all(fig.id in offscreen for fig in view.figures)
@@ -163,19 +244,14 @@ class ModelPageView(pn.viewable.Viewer):
         super().__init__(**params)
         self.state, self.page = state, page
         self.params = page.params()
-        state.register_page_params(page.slug, self.params)
-        names = public_parameters(self.params)
-        self.form = ParamForm(self.params, names, {n: getattr(self.params, n) for n in names},
-                              apply=lambda name, value: setattr(self.params, name, value),
-                              notify=state.notify,
-                              current=lambda name: getattr(self.params, name))
-        self.params.param.watch(self._params_changed, names)
+        self.form = settings_form(state, page.slug, self.params)
+        self.params.param.watch(locked(self._params_changed), public_parameters(self.params))
         self.runner = LiveFitRunner(self._prepare, self._render, self._finished, self._cleared,
-                                    notify=state.notify, speed=page.pace,
+                                    notify=state.notify, speed=page.pace, work=state.work,
                                     on_stop=lambda: self._catch_up(everything=True))
         self._behind: set[int] = set()   # views skipped while off screen (their index)
         self._last_snapshot = None
-        self.runner.pacer.param.watch(locked_callback(self._scrolled), "offscreen")
+        self.runner.pacer.param.watch(locked(self._scrolled), "offscreen")
         self.views = list(page.views())
         if page.objective:
             self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
@@ -187,6 +263,7 @@ class ModelPageView(pn.viewable.Viewer):
                                   sizing_mode="stretch_width")
         self._fitted = None        # the last estimator whose fit finished (warm refits)
         self._last_result: FitResult | None = None
+        self._inputs: FitInputs | None = None   # what the current fit is made of
         self._train = None         # the training data the views show
         self._relabel_pending = False
         self._shown, self._stale = True, False
@@ -199,6 +276,11 @@ class ModelPageView(pn.viewable.Viewer):
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
+        self._kernel_work = None
+        self.panels = list(page.panels())
+        for panel in self.panels:
+            panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
+        self.body.extend([panel.layout for panel in self.panels if not panel.below])
         # The figures flow in the column of the Run controls, beside the settings: the
         # controls and the main live view fit a 1366 x 768 projector without scrolling.
         self._layout = pn.Column(
@@ -207,20 +289,32 @@ class ModelPageView(pn.viewable.Viewer):
                    pn.Column(self.runner, self.summary, self.tools, self.note, self.body,
                              sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
+            *[panel.layout for panel in self.panels if panel.below],
             sizing_mode="stretch_width")
-        state.param.watch(self._data_changed, "train")
-        state.param.watch(lambda *_: self.runner.reset(), "init_seed")
+        state.param.watch(locked(self._data_changed), "train")
+        state.param.watch(locked(lambda *_: self.runner.reset()), "init_seed")
         self._data_changed()
 
     def __panel__(self):
         return self._layout
+
+    def _panel_work(self):
+        """The work service of the panels: the session's, or in a notebook (whose state
+        builds its data in the cell) one on the kernel's loop, so a figure made after a fit
+        does not hold the kernel."""
+        work = self.state.work
+        if work.asynchronous or not in_notebook_kernel():
+            return work
+        if self._kernel_work is None:
+            self._kernel_work = WorkService.for_document(pn.state.curdoc)
+        return self._kernel_work
 
     def _figures(self) -> list:
         """Every figure of the page, in order."""
         return [f for view in self.views for f in view.figures] + [self.errors.figure]
 
     def _sync_figures(self) -> None:
-        """Show every view's figures, in order, then the page's own panes (MT-KNN's inspector).
+        """Show every view's figures, in order, then the page's own panels.
 
         A view may make figures late (the first time the data or a snapshot needs them: the
         fewest models); existing panes are kept. The first time a served page is drawn, only
@@ -247,11 +341,14 @@ class ModelPageView(pn.viewable.Viewer):
             set_flex_objects(self.body, wanted)
 
     def close(self) -> None:
-        """The session ended: stop the worker (paused or not) and release the record."""
+        """The session ended: stop the worker (paused or not), the panels' work, and release
+        the record."""
+        for panel in self.panels:
+            panel.cancel()
         self.runner.close()
         self._fitted = None
 
-    @locked_callback
+    @locked
     def set_shown(self, shown: bool) -> None:
         """The app shows or hides the page; a hidden page re-targets its views only when it is
         shown again (a data change costs nothing for pages nobody looks at)."""
@@ -287,9 +384,8 @@ class ModelPageView(pn.viewable.Viewer):
         if snapshot is not None:
             self._render(snapshot)
         if self._fitted is not None and self._last_result is not None:
-            ModelPageView._finished(self, self._fitted, self._last_result)
+            self._summarise(self._fitted, self._last_result)
 
-    @locked_callback
     def _data_changed(self, *_) -> None:
         if not self._stale and self._same_examples(self.state.train):
             if self._shown:
@@ -314,12 +410,13 @@ class ModelPageView(pn.viewable.Viewer):
             return
         for view in self.views:
             view.set_data(train)
+        for panel in self.panels:
+            panel.set_data(train)
         self._train = train
         self._sync_figures()
         self.errors.set_categories(train.task_names)
         self._cleared()
 
-    @locked_callback
     def _params_changed(self, *_) -> None:
         warm = self.page.warm and self._fitted is not None
         self._warm_refit = warm
@@ -338,6 +435,9 @@ class ModelPageView(pn.viewable.Viewer):
         if problem:
             raise ValueError(problem)
         seed = int(self.state.init_seed)
+        values = types.SimpleNamespace(**self.params.param.values())
+        inputs = self._inputs = FitInputs(values, seed, self.state.dataset, train, test)
+        after_fit = self.page.after
         estimator = self.page.make(self.params, seed, train)
         if self._fitted is not None and self.page.warm:
             # scikit-learn's warm-start idiom: the fitted estimator takes the new
@@ -351,12 +451,13 @@ class ModelPageView(pn.viewable.Viewer):
         if train.task_features is not None and getattr(estimator, "uses_task_features", False):
             kwargs["task_features"] = train.task_features
 
-        def after(model) -> FitResult:   # on the worker: baselines and test scores
+        def after(model) -> FitResult:   # on the worker: baselines, test scores, page's step
             fitted = {name: base.fit(train.X, train.y, train.task)
                       for name, base in baselines.items()}
             errors = {"model": per_task_error(model, test)}
             errors.update({name: per_task_error(base, test) for name, base in fitted.items()})
-            return FitResult(errors=errors, baselines=fitted)
+            extra = after_fit(model, inputs) if after_fit is not None else {}
+            return FitResult(errors=errors, baselines=fitted, extra=extra)
 
         return FitJob(estimator, (train.X, train.y, train.task), kwargs, after)
 
@@ -377,8 +478,8 @@ class ModelPageView(pn.viewable.Viewer):
                     view.clear()
                 view.extend(recorded)
         # During a run, a view whose figures are all scrolled out of the viewport is not
-        # redrawn (the Trees page's task planes cost the browser ~25 ms a frame); it catches
-        # up when it scrolls in, and when the run stops (_catch_up).
+        # redrawn (drawing costs the browser); it catches up when it scrolls in, and when
+        # the run stops (_catch_up).
         offscreen = (set(self.runner.pacer.offscreen)
                      if self.runner.session.state == "running" else set())
         for k, view in enumerate(self.views):
@@ -412,6 +513,12 @@ class ModelPageView(pn.viewable.Viewer):
                 view.update(self._last_snapshot)
 
     def _finished(self, estimator, result: FitResult) -> None:
+        """The fit finished (on the event loop): the summary, then the page's panels."""
+        self._summarise(estimator, result)
+        for panel in self.panels:
+            panel.fitted(estimator, result, self._inputs)
+
+    def _summarise(self, estimator, result: FitResult) -> None:
         self._fitted, self._last_result = estimator, result
         errors = result.errors
         model = errors["model"]
@@ -477,7 +584,10 @@ class ModelPageView(pn.viewable.Viewer):
         return "\n".join(lines) + "\n"
 
     def _cleared(self) -> None:
-        """The runner was reset: empty the live views (a warm refit keeps them on screen)."""
+        """The runner was reset: empty the live views (a warm refit keeps them on screen);
+        the panels' work for the old fit stops."""
+        for panel in self.panels:
+            panel.cancel()
         self._shown_step = 0
         self._behind.clear()
         self._last_snapshot = None
@@ -489,6 +599,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._fitted, self._last_result = None, None
         for view in self.views:
             view.clear()
+        for panel in self.panels:
+            panel.clear()
         self.errors.update({})
         self.summary.object = ""
         self._errors_shown = None

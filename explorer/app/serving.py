@@ -8,18 +8,22 @@ writes, its end, and the server (:func:`serve`).
 from __future__ import annotations
 
 import logging
-import threading
 from urllib.parse import parse_qsl, urlencode
 
 import panel as pn
 
 from explorer._compat import template_root_forgotten_on_session_end
-from explorer.app.offload import Offloader
-from explorer.app.runner import configure_process, freeze_imports, release_memory_soon
+from explorer.app.process import (
+    configure_process,
+    freeze_imports,
+    release_memory_soon,
+    warm_up_kernels,
+)
 from explorer.app.shell import ExplorerApp
+from explorer.app.work import WorkService
 from explorer.viz.live import escape
 
-__all__ = ["ExplorerTemplate", "bind_url", "build_app", "serve", "warm_up_kernels"]
+__all__ = ["ExplorerTemplate", "bind_url", "build_app", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -38,36 +42,6 @@ body { font-size: 16px; }
 #: session is discarded and the browser gets a fresh one without its link's settings.
 SESSION_LIFETIME_MS = 30_000
 CHECK_SESSIONS_MS = 5_000
-
-_warm_lock = threading.Lock()
-_warm_thread: threading.Thread | None = None
-
-
-def warm_up_kernels() -> threading.Thread:
-    """Compile the numba kernels (:func:`explorer.solvers.warm_up`) and compute the Trees page's
-    Figure 3 in a background thread, once per process, so no user's click waits for them.
-
-    Returns the thread.
-    """
-    global _warm_thread
-    with _warm_lock:
-        if _warm_thread is not None:
-            return _warm_thread
-
-        def run() -> None:
-            try:
-                from explorer import solvers
-                from explorer.app.pages.trees import figure3_ratios
-
-                solvers.warm_up()
-                figure3_ratios()
-            except Exception:  # a failed warm-up only costs time later
-                log.exception("warming up the compiled kernels failed")
-
-        _warm_thread = threading.Thread(target=run, name="explorer-warm-up", daemon=True)
-        _warm_thread.start()
-        return _warm_thread
-
 
 # ---------------------------------------------------------------------- the link
 def _token_arguments() -> dict[str, str]:
@@ -147,9 +121,18 @@ class ExplorerTemplate(pn.template.BootstrapTemplate):
 
 def build_app() -> pn.template.BootstrapTemplate:
     """The whole app for one session: a Bootstrap template titled "MTL Explorer"."""
+    import asyncio
+
     pn.extension(notifications=True)
     configure_process()
-    warm_up_kernels()
+    try:
+        asyncio.get_running_loop()
+        served = True
+    except RuntimeError:
+        served = False
+    # ``panel serve --warm`` runs this once before the server listens (no loop yet): the
+    # warm-up is paid there, before any visitor; in a session it goes on off the loop.
+    warm_up_kernels(wait=not served)
     from explorer.app.pages import PAGES
     from explorer.app.state import ExplorerState
 
@@ -160,11 +143,11 @@ def build_app() -> pn.template.BootstrapTemplate:
     app = ExplorerApp(state=state, pages=PAGES)
     # From now on data are built off the event loop (the link's data were built while the
     # session's document was made, before anything was shown).
-    state.offloader = Offloader.for_document(pn.state.curdoc)
+    state.work = WorkService.for_document(pn.state.curdoc)
 
     def end_session(context) -> None:
         # a paused fit would keep the whole session alive
-        state.offloader.close()
+        state.work.close()
         app.close()
         release_memory_soon()
 
@@ -208,9 +191,10 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
     **kwargs
         Passed to :func:`panel.serve`.
     """
-    if num_procs == 1:
-        configure_process()
-        warm_up_kernels()  # forked processes warm up on their first session instead
+    # paid before the server listens (and before --num-procs forks: the children inherit
+    # the compiled kernels), so no visitor waits for it
+    configure_process()
+    warm_up_kernels(wait=True)
     origins = [f"localhost:{port}", f"127.0.0.1:{port}", *allow_origins]
     options = {
         "websocket_max_message_size": 20 * 1024 * 1024,

@@ -12,8 +12,8 @@ import logging
 import panel as pn
 
 from explorer.app.components import ShownPageLayout
-from explorer.app.offload import batched
 from explorer.app.sidebar import make_sidebar
+from explorer.app.work import batched
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerApp", "hidden_pages_rule"]

@@ -34,7 +34,7 @@ import param
 
 from explorer.app import link
 from explorer.app.link import UrlField, page_query_key, url_keys
-from explorer.app.offload import Offloader
+from explorer.app.work import WorkService
 from explorer.data import MultiTaskDataset, read_csv
 from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
 from explorer.parameters import describe, parse_value, public_parameters
@@ -156,8 +156,8 @@ class ExplorerState(param.Parameterized):
         self._busy = False
         self._scenario_spec: dict[str, Any] | None = None
         #: Where data are built: synchronously here; the served app swaps in one that
-        #: builds off the event loop (:meth:`Offloader.for_document`).
-        self.offloader = Offloader()
+        #: builds off the event loop (:meth:`WorkService.for_document`).
+        self.work = WorkService()
         self.notices: deque[tuple[str, str]] = deque(maxlen=50)
         page = params.pop("page", None)
         super().__init__(**params)
@@ -219,7 +219,7 @@ class ExplorerState(param.Parameterized):
 
     def _rebuild(self, params: dict, *, regenerate: bool) -> None:
         """Build the data of the current spec (off the event loop when there is one; see
-        :mod:`explorer.app.offload`) and publish ``dataset`` / ``train`` / ``test``; a value
+        :mod:`explorer.app.work`) and publish ``dataset`` / ``train`` / ``test``; a value
         the generator refuses leaves the previous data and sets ``error``."""
         name, seed, fraction = self.dataset_name, self.data_seed, self.train_fraction
         previous = self._full[0] if self._full is not None else None
@@ -263,10 +263,10 @@ class ExplorerState(param.Parameterized):
             self.notify(f"Could not build {name!r}: {message}{kept}", "error")
             self._restore_last_good()
 
-        if self.offloader.asynchronous:
+        if self.work.asynchronous:
             with param.edit_constant(self):
                 self.building = True
-        self.offloader.submit("data", compute, apply, failed)
+        self.work.submit("data", compute, apply, failed)
 
     def _presented(self) -> dict[str, MultiTaskDataset]:
         """``dataset``, ``train``, ``test`` as the views get them: with the truth hidden,
@@ -442,7 +442,7 @@ class ExplorerState(param.Parameterized):
             self.notify(f"Could not use {shown!r}: {exc}", "error")
 
         before = len(self.notices)
-        self.offloader.submit("upload", parse, use, refuse)
+        self.work.submit("upload", parse, use, refuse)
         return not any(level == "error" for level, _ in list(self.notices)[before:])
 
     # ------------------------------------------------------------------ summary

@@ -36,7 +36,8 @@ from ..models import (
     SingleTaskTree,
 )
 
-__all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for"]
+__all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for",
+           "settings_shown"]
 
 
 class CompareSettings(param.Parameterized):
@@ -150,6 +151,19 @@ METHODS: tuple[Method, ...] = (
 def methods_for(kind: str, *, task_features: bool = True) -> list[Method]:
     """The methods that can run on data of ``kind`` (with or without task features)."""
     return [m for m in METHODS if m.kind == kind and (task_features or not m.task_features)]
+
+
+def settings_shown(settings: CompareSettings, kind: str | None, *,
+                   task_features: bool = True) -> set[str]:
+    """The settings worth showing for data of ``kind`` (None: no data): the number of trials,
+    the switches of the methods offered, and the hyper-parameters of the chosen ones.
+
+    >>> sorted(settings_shown(CompareSettings(), "regression", task_features=False))
+    ['kr', 'l21', 'mt_kr', 'n_trials', 'ridge', 'rmtfl']
+    """
+    offered = [] if kind is None else methods_for(kind, task_features=task_features)
+    used = {h for m in offered if getattr(settings, m.key) for h in m.hyper}
+    return {"n_trials", *(m.key for m in offered), *used}
 
 
 def chosen_estimators(settings: CompareSettings, kind: str, *,

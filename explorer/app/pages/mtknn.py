@@ -2,20 +2,17 @@
 
 A :class:`~explorer.app.kit.ModelPage` declaration: the learned W (each row divided by its
 diagonal, as the paper reads it) live over the solver's sweeps beside the true relation;
-per-task kNN / kernel regression as the baseline. The page view adds the neighbour
-inspector (2-D tasks: click a test point) and the error-vs-k curve (the paper's Figure 4),
-computed on a thread after each fit and shown by a periodic check on the event loop.
+per-task kNN / kernel regression as the baseline. Its panels: the neighbour inspector (2-D
+tasks: click a test point) and the error-vs-k curve (the paper's Figure 4), computed off the
+event loop after each fit.
 """
 
 from __future__ import annotations
 
-import threading
-
 import panel as pn
 import param
 
-from explorer.app.kit import ModelPage, ModelPageView
-from explorer.app.runner import can_poll
+from explorer.app.kit import ModelPage, PagePanel
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from explorer.viz.live import SnapshotMatrixView, TruthMatrixView
 from explorer.viz.mtknn import NeighbourInspector, sensitivity_curve, sensitivity_view
@@ -77,74 +74,47 @@ def views():
             TruthMatrixView("task_relation", "True task relation")]
 
 
-class NeighbourhoodPageView(ModelPageView):
-    """The kit's page plus the neighbour inspector and the error-vs-k curve."""
+class InspectorPanel(PagePanel):
+    """Click a test point (2-D tasks): its neighbours from all tasks and their votes."""
 
-    def __init__(self, state, page, **params):
-        super().__init__(state, page, **params)
+    def __init__(self):
         self.inspector = NeighbourInspector()
-        self.sensitivity = sensitivity_view()
-        self._curve: tuple | None = None
-        self._check = None
-        self.body.extend([pn.pane.Bokeh(self.inspector.figure),
-                          pn.pane.Bokeh(self.sensitivity.figure)])
+        self.layout = pn.pane.Bokeh(self.inspector.figure)
 
-    def _finished(self, estimator, result) -> None:
-        super()._finished(estimator, result)
-        train, test = self.state.train, self.state.test
-        self.inspector.set_model(estimator, train, test)
-        self.start_sensitivity(estimator, train, test)
+    def fitted(self, estimator, result, fit) -> None:
+        self.inspector.set_model(estimator, fit.train, fit.test)
 
-    def start_sensitivity(self, estimator, train, test) -> threading.Thread:
-        """Error vs k off the event loop; a periodic check shows it when ready."""
-        self._curve = None
-        self._generation = generation = getattr(self, "_generation", 0) + 1
-        self.sensitivity.reset()
-
-        def make(k):   # the curve needs errors, not 1e-5 optima: a looser gap
-            return estimator.__class__(**{**estimator.get_params(), "n_neighbors": k,
-                                          "tol": 1e-3, "max_iter": 20000})
-
-        def work():
-            curve = sensitivity_curve(make, train, test, K_GRID)
-            if generation == self._generation:   # a newer fit's curve supersedes this one
-                self._curve = curve
-
-        thread = threading.Thread(target=work, name="mtknn-sensitivity", daemon=True)
-        thread.start()
-        if can_poll():   # a server session or a notebook kernel: show it when ready
-            if self._check is not None:
-                self._check.stop()
-            self._check = pn.state.add_periodic_callback(self.show_sensitivity, period=300,
-                                                         count=400)
-        return thread
-
-    def show_sensitivity(self) -> bool:
-        """Draw the curve if computed; True when shown."""
-        if self._curve is None:
-            return False
-        if self._check is not None:
-            self._check.stop()
-            self._check = None
-        self.sensitivity.reset(*self._curve)
-        return True
-
-    def _cleared(self) -> None:
-        super()._cleared()
-        if not self._warm_refit and hasattr(self, "inspector"):
-            self._generation = getattr(self, "_generation", 0) + 1   # drop a running curve
-            self._curve = None
-            self.inspector.clear()
-            self.sensitivity.reset()
+    def clear(self) -> None:
+        self.inspector.clear()
 
 
-class NeighbourhoodPage(ModelPage):
-    def build(self, state):
-        return NeighbourhoodPageView(state, self)
+class SensitivityPanel(PagePanel):
+    """Test error against k (the paper's Figure 4): eight refits off the event loop after
+    each fit, stopped between refits when the fit's inputs change."""
+
+    def __init__(self):
+        self.curve = sensitivity_view()
+        self.layout = pn.pane.Bokeh(self.curve.figure)
+
+    def fitted(self, estimator, result, fit) -> None:
+        self.curve.reset()
+
+        def compute(token):
+            def make(k):   # the curve needs errors, not 1e-5 optima: a looser gap
+                token.check()
+                return estimator.__class__(**{**estimator.get_params(), "n_neighbors": k,
+                                              "tol": 1e-3, "max_iter": 20000})
+
+            return sensitivity_curve(make, fit.train, fit.test, K_GRID)
+
+        self.submit(compute, lambda curve: self.curve.reset(*curve))   # failures are logged
+
+    def clear(self) -> None:
+        self.curve.reset()
 
 
-MTKNN_PAGE = NeighbourhoodPage(
+MTKNN_PAGE = ModelPage(
     slug="mtknn", title="Neighbourhoods (MT-KNN)", params=NeighbourhoodParams,
     make=make_model, views=views, baselines={"per-task": make_baseline},
     min_tasks=1, min_per_task=6, intro=INTRO, objective="Objective (Eq. 2 / Eq. 7)",
-    pace="1 step/s")
+    pace="1 step/s", panels=lambda: [InspectorPanel(), SensitivityPanel()])

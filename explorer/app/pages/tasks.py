@@ -14,7 +14,7 @@ import panel as pn
 
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.offload import Offloader, batched
+from explorer.app.work import batched
 from explorer.viz.live import MatrixHeatmap
 from explorer.viz.tasks import (
     MAX_POINTS_PER_PANEL,
@@ -61,14 +61,13 @@ class TasksPage(pn.viewable.Viewer):
 
     The figures are made once (a scatter per task, a heatmap per kind of truth, each the
     first time a data set needs it) and patched in place afterwards; the projection and the
-    colours are computed off the event loop (``state.offloader``), so a data change costs
+    colours are computed off the event loop (``state.work``), so a data change costs
     the event loop only the patches.
     """
 
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self._offloader = getattr(state, "offloader", None) or Offloader()
         self._scatter = TaskScatterPanels(width=340, height=280)
         self._scatter_box = pn.FlexBox(sizing_mode="stretch_width")
         self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
@@ -115,7 +114,7 @@ class TasksPage(pn.viewable.Viewer):
                         if item["key"] not in self._truth}
             return dataset, scatter, truth, heatmaps
 
-        self._offloader.submit("tasks-page", compute, self._show)
+        self._state.work.submit("tasks-page", compute, self._show)
 
     def _show(self, frame) -> None:
         """Patch the figures with a computed frame (on the event loop; no numerics); new

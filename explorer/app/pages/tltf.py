@@ -1,6 +1,7 @@
 """The "Transfer (TL-TF)" page (Yan & Zhang 2009): a ModelPage with STL and TL-MC as baselines;
 phi beside the true clusters, the bound, Psi's scale; a new task's gate (sliders, no fit on a
-move); mean AP / P@10 on held-out tasks (on the fit's worker); Figure 1 (on its own thread).
+move); mean AP / P@10 on held-out tasks (the page's ``after`` step, on the fit's worker);
+Figure 1 (off the event loop, through the session's work service).
 """
 
 from __future__ import annotations
@@ -9,9 +10,8 @@ import panel as pn
 import param
 from sklearn.linear_model import LogisticRegression
 
-from explorer.app.background import compute_off_loop
-from explorer.app.kit import ModelPage, ModelPageView
-from explorer.app.offload import locked_callback
+from explorer.app.kit import ModelPage, PagePanel
+from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
 from explorer.viz.live import escape
@@ -70,77 +70,63 @@ def views():
     return [PhiView(), PsiScaleView(width=420, height=300)]
 
 
-class TransferPageView(ModelPageView):
-    """The kit's page plus the gate, the held-out table and Figure 1."""
+def after(model, fit) -> dict:
+    """On the fit's worker: zero-shot ranking of the held-out tasks (mean AP, P@10)."""
+    data = fit.dataset
+    if data.task_features is None or not held_out_tasks(data.n_tasks)[1].size:
+        return {"transfer": None}
+    return {"transfer": zero_shot_table(data, n_clusters=fit.params.n_clusters,
+                                        covariance=fit.params.covariance,
+                                        random_state=fit.seed)}
 
-    def __init__(self, state, page, **params):
-        super().__init__(state, page, **params)
+
+class TransferPanel(PagePanel):
+    """A new task's gate from its features (sliders; no fit on a move), the held-out table
+    and Figure 1 (computed off the event loop, once per data, Psi and seed)."""
+
+    below = True
+
+    def __init__(self):
         self.gate, self.sliders = GateView(), pn.Column(PLACEHOLDER, width=240)
         self.table = pn.pane.Markdown("", sizing_mode="stretch_width")
         self.figure1 = pn.Column(pn.pane.Markdown(""), sizing_mode="stretch_width")
-        self._figure1_cache, self._figure1_thread = {}, None
+        self._figure1_cache: dict = {}
         # The gate's figures join after the first fit (a page holds the fewest models); the
         # section is never hidden (cleared in place).
         self.gate_row = pn.Row(self.sliders)
-        self.extra = pn.Column(
+        self.layout = pn.Column(
             pn.pane.Markdown("### A new task from its features alone"), self.gate_row,
             pn.Row(self.table, self.figure1, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
-        self._layout.append(self.extra)
 
-    def _prepare(self):
-        job = super()._prepare()
-        data, kit_after = self.state.dataset, job.after
-        H, covariance = self.params.n_clusters, self.params.covariance
-        seed = int(self.state.init_seed)
-
-        def after(model):   # on the worker
-            result = kit_after(model)
-            result.transfer = None
-            if data.task_features is not None and held_out_tasks(data.n_tasks)[1].size:
-                result.transfer = zero_shot_table(data, n_clusters=H, covariance=covariance,
-                                                  random_state=seed)
-            return result
-
-        job.after = after
-        return job
-
-    def _finished(self, estimator, result) -> None:
-        super()._finished(estimator, result)
-        train = self.state.train
-        self.gate.set_model(estimator, train)
+    def fitted(self, estimator, result, fit) -> None:
+        self.gate.set_model(estimator, fit.train)
         if len(self.gate_row) == 1:
             self.gate_row.extend([pn.pane.Bokeh(f) for f in self.gate.figures])
         sliders = [pn.widgets.FloatSlider(label=f"task feature t{j}", start=lo, end=hi,
                                           value=value, step=0.05, width=220)
-                   for j, (lo, hi, value) in enumerate(slider_ranges(estimator, train))]
+                   for j, (lo, hi, value) in enumerate(slider_ranges(estimator, fit.train))]
         for slider in sliders:
-            slider.param.watch(self._gate_moved, "value")
+            slider.param.watch(locked(self._gate_moved), "value")
         self.sliders[:] = sliders or [pn.pane.Markdown("*No task features: the gate is "
                                                        "constant.*")]
         self._gate_moved()
-        self.table.object = transfer_table_markdown(getattr(result, "transfer", None))
-        self._start_figure1()
+        self.table.object = transfer_table_markdown(result.extra.get("transfer"))
+        self._start_figure1(fit)
 
-    @locked_callback
     def _gate_moved(self, *_) -> None:
         """A slider moved: a gate evaluation and a 60 x 60 matrix-vector product, no fit."""
         values = [s.value for s in self.sliders if isinstance(s, pn.widgets.FloatSlider)]
         self.gate.show(values or None)
 
-    def _cleared(self) -> None:
-        super()._cleared()
-        if not self._warm_refit and hasattr(self, "extra"):
-            self.gate.clear()
-            self.sliders[:], self.table.object = [PLACEHOLDER], ""
-            self.figure1[:] = [pn.pane.Markdown("")]
+    def clear(self) -> None:
+        self.gate.clear()
+        self.sliders[:], self.table.object = [PLACEHOLDER], ""
+        self.figure1[:] = [pn.pane.Markdown("")]
 
-    # ------------------------------------------------------------------ Figure 1
-    def _figure1_key(self):
-        return id(self.state.dataset), self.params.covariance, int(self.state.init_seed)
-
-    def _start_figure1(self) -> None:
-        data, key = self.state.dataset, self._figure1_key()
+    def _start_figure1(self, fit) -> None:
+        data, covariance = fit.dataset, fit.params.covariance
+        key = id(data), covariance, fit.seed
         if data.task_features is None or not held_out_tasks(data.n_tasks)[1].size:
             self.figure1[:] = [pn.pane.Markdown("*Figure 1 needs task features and 4 tasks.*")]
         elif key in self._figure1_cache:
@@ -148,29 +134,31 @@ class TransferPageView(ModelPageView):
         else:
             self.figure1[:] = [pn.pane.Markdown("*Figure 1: fitting TL-TF and TL-MC for "
                                                 "H = 1..6 ...*")]
-            covariance, seed = self.params.covariance, int(self.state.init_seed)
 
-            def compute():
-                curves = figure1_curves(data, covariance=covariance, random_state=seed)
+            def compute(token):   # one H at a time: it stops between them once cancelled
+                curves: dict = {}
+                for H in range(1, 7):
+                    token.check()
+                    for name, (hs, values) in figure1_curves(
+                            data, clusters=[H], covariance=covariance,
+                            random_state=fit.seed).items():
+                        curves.setdefault(name, ([], []))
+                        curves[name][0].extend(hs)
+                        curves[name][1].extend(values)
                 self._figure1_cache[key] = curves
                 return curves
 
-            self._figure1_thread = compute_off_loop(compute, self._show_figure1,
-                                                    name="tltf-figure1")
+            self.submit(compute, self._show_figure1, self._figure1_failed)
 
     def _show_figure1(self, curves) -> None:
-        if isinstance(curves, Exception):
-            self.figure1[:] = [pn.pane.Markdown(f"*Figure 1 failed: {escape(curves)}*")]
-        elif curves is not None:
-            self.figure1[:] = [pn.pane.Bokeh(figure1(curves))]
+        self.figure1[:] = [pn.pane.Bokeh(figure1(curves))]
+
+    def _figure1_failed(self, exc: Exception) -> None:
+        if not isinstance(exc, Cancelled):
+            self.figure1[:] = [pn.pane.Markdown(f"*Figure 1 failed: {escape(exc)}*")]
 
 
-class TransferPage(ModelPage):
-    def build(self, state):
-        return TransferPageView(state, self)
-
-
-TRANSFER = TransferPage(
+TRANSFER = ModelPage(
     slug="transfer", title="Transfer (TL-TF)", params=TransferParams, make=make_model,
     views=views,
     baselines={"STL": lambda p, seed, d: PerTaskEstimator(estimator=LogisticRegression()),
@@ -179,4 +167,5 @@ TRANSFER = TransferPage(
                                                 random_state=seed)},
     kinds=("classification",), min_tasks=2, min_per_task=2, intro=INTRO,
     explain=lambda model, result, data, test: fit_summary(model, data),
-    objective="Variational lower bound (EM: never decreases)")
+    objective="Variational lower bound (EM: never decreases)", after=after,
+    panels=lambda: [TransferPanel()])

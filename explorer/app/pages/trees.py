@@ -4,20 +4,18 @@ round (Faddoul et al. 2012), beside single-task trees / AdaBoost.M1 fitted on th
 A :class:`~explorer.app.kit.ModelPage` declaration. Views: the tree (nodes
 ``feature <= threshold`` outlined in the colour of the task whose gain decided the split,
 per-task class bars, per-task early leaves), the per-task gains of the newest split, each
-task's plane partitioned (2-D data), the boosting curves, and the paper's Figure 3
-(computed once per process at server start, off the event loop).
+task's plane partitioned (2-D data), the boosting curves, and the paper's Figure 3 in a
+folded card (computed once per process at server start, off the event loop).
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 
 import panel as pn
 import param
 
-from explorer.app.kit import ModelPage, ModelPageView
-from explorer.app.runner import can_poll
+from explorer.app.kit import ModelPage, PagePanel
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
 from explorer.viz.tree import (
     BoostingView,
@@ -95,59 +93,42 @@ def figure3_ratios():
     return relative_gains(100, random_state=0)
 
 
-class TreesPageView(ModelPageView):
-    """The kit's page plus the paper's Figure 3 in a folded card, drawn when first unfolded.
+class Figure3Panel(PagePanel):
+    """The paper's Figure 3 in a folded card, drawn when first unfolded.
 
-    The box plot is a figure of its own (~0.6 s of a first render measured in a fresh
-    browser context), so it is made only for a user who opens the card; its numbers are
-    computed once per process, off the event loop (the server's warm-up, or a thread here).
+    The box plot is a figure of its own, so it is made only for a user who opens the card;
+    its numbers are computed once per process, off the event loop (the server's warm-up, or
+    the session's work service here).
     """
 
-    def __init__(self, state, page, **params):
-        super().__init__(state, page, **params)
-        self.figure3 = pn.Card(pn.pane.Markdown(FIGURE3_TEXT, sizing_mode="stretch_width"),
-                               title="Theorem 1 at work (the paper's Figure 3)",
-                               collapsed=True, sizing_mode="stretch_width",
-                               margin=(10, 10, 5, 10))
-        self._figure3_check = None
-        self.figure3.param.watch(self._unfolded, "collapsed")
-        self._layout.append(self.figure3)
+    below = True
+
+    def __init__(self):
+        self.layout = pn.Card(pn.pane.Markdown(FIGURE3_TEXT, sizing_mode="stretch_width"),
+                              title="Theorem 1 at work (the paper's Figure 3)",
+                              collapsed=True, sizing_mode="stretch_width",
+                              margin=(10, 10, 5, 10))
+        self.layout.param.watch(self._unfolded, "collapsed")
 
     def _unfolded(self, event) -> None:
-        if event.new or len(self.figure3) > 1:
-            return   # folded again, or drawn already
+        if event.new or len(self.layout) > 1:
+            return   # folded again, or drawn (or being computed) already
         if figure3_ratios.cache_info().currsize:   # the server's warm-up computed it
-            self._show_figure3(figure3_ratios())
+            self._show(figure3_ratios())
             return
-        self.figure3.append(pn.pane.Markdown("*Computing...*"))
-        # Computed off the event loop; a periodic check on the event loop (the session's,
-        # or a notebook kernel's) shows it. Without either, it is computed here.
-        if not can_poll():
-            self._show_figure3(figure3_ratios())
-            return
-        threading.Thread(target=figure3_ratios, name="figure3", daemon=True).start()
+        self.layout.append(pn.pane.Markdown("*Computing...*"))
+        self.submit(lambda token: figure3_ratios(), self._show)
 
-        def check() -> None:
-            if figure3_ratios.cache_info().currsize:
-                self._figure3_check.stop()
-                self._show_figure3(figure3_ratios())
-
-        self._figure3_check = pn.state.add_periodic_callback(check, period=300, count=200)
-
-    def _show_figure3(self, ratios) -> None:
+    def _show(self, ratios) -> None:
         plot = pn.pane.Bokeh(theorem1_boxplot(ratios))
-        if len(self.figure3) > 1:
-            self.figure3[1] = plot
+        if len(self.layout) > 1:
+            self.layout[1] = plot
         else:
-            self.figure3.append(plot)
+            self.layout.append(plot)
 
 
-class TreesPage(ModelPage):
-    def build(self, state):
-        return TreesPageView(state, self)
-
-
-TREES = TreesPage(
+TREES = ModelPage(
     slug="trees", title="Trees", params=TreesParams, make=make_model, views=views,
     baselines={"single-task": make_single_task}, kinds=("classification",),
-    min_tasks=1, min_per_task=2, intro=INTRO, objective="", pace="2 steps/s")
+    min_tasks=1, min_per_task=2, intro=INTRO, objective="", pace="2 steps/s",
+    panels=lambda: [Figure3Panel()])

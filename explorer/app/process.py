@@ -1,0 +1,164 @@
+"""Once per server process: BLAS threads, warning routing, the garbage collector, memory, warm-up.
+
+Panel-free: ``panel serve`` runs the app script once per session; every function here acts
+only the first time (or, for the memory trim, once per burst of ended sessions).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from contextlib import contextmanager
+
+from sklearn.exceptions import ConvergenceWarning
+
+from explorer import _compat
+
+__all__ = ["capture_warnings", "configure_process", "freeze_imports", "install_warning_router",
+           "release_memory_soon", "warm_up_kernels"]
+
+log = logging.getLogger(__name__)
+
+_warning_sink = threading.local()
+_previous_showwarning = None
+_configure_lock = threading.Lock()
+_configured = False
+_frozen = False
+_trim_pending = False
+_warm_up: threading.Thread | None = None
+
+
+def _route_warning(message, category, filename, lineno, file=None, line=None):
+    sink = getattr(_warning_sink, "messages", None)
+    if sink is not None:
+        sink.append(f"{category.__name__}: {message}")
+        return
+    _previous_showwarning(message, category, filename, lineno, file, line)
+
+
+def install_warning_router() -> None:
+    """Route warnings shown on a thread inside :func:`capture_warnings` to that thread's list
+    (idempotent).
+
+    Python 3.11 has no thread-local warning filters, and ``warnings.catch_warnings`` on a
+    worker swaps process-wide state under other threads' feet; a ``showwarning`` hook that
+    looks at a thread-local sink leaves every other thread's warnings as they were.
+    """
+    global _previous_showwarning
+    with _configure_lock:
+        if warnings.showwarning is not _route_warning:
+            _previous_showwarning = warnings.showwarning
+            warnings.showwarning = _route_warning
+
+
+@contextmanager
+def capture_warnings(messages: list[str]):
+    """Warnings shown on this thread meanwhile are appended to ``messages`` as text."""
+    install_warning_router()
+    _warning_sink.messages = messages
+    try:
+        yield messages
+    finally:
+        _warning_sink.messages = None
+
+
+def configure_process() -> None:
+    """BLAS on one thread (threads of a 2-core server only fight), two malloc arenas,
+    every ConvergenceWarning shown (a refit that does not converge again says so again),
+    warnings of fit workers routed to their fits."""
+    global _configured
+    with _configure_lock:
+        if _configured:
+            return
+        _configured = True
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+    # Every worker thread would get a malloc arena of its own, and memory freed in one is not
+    # handed back while the arena holds a live block: two keep ended sessions' memory
+    # reusable and trimmable (numerical arrays are allocated by mmap, outside the arenas).
+    _compat.limit_malloc_arenas(2)
+    warnings.filterwarnings("always", category=ConvergenceWarning)
+    install_warning_router()
+
+
+def freeze_imports() -> None:
+    """Move the objects alive now (the imported modules) out of the cyclic collector's
+    generations, once: every full collection walked them all and stalled every session.
+
+    Call it before a session's objects exist; frozen objects are still freed by reference
+    counting.
+    """
+    global _frozen
+    import gc
+
+    with _configure_lock:
+        if _frozen:
+            return
+        _frozen = True
+    gc.collect()
+    gc.freeze()
+
+
+def _trim_memory() -> None:
+    global _trim_pending
+    _trim_pending = False
+    import gc
+
+    # the attribute names ended sessions made at run time, held by CPython's type cache,
+    # keep their scattered allocator arenas from going back to the system
+    _compat.clear_type_cache()
+    # Bokeh collects before a session's destroy hooks run: the cycles those hooks let go
+    # would wait for a full collection an idle server never makes
+    gc.collect()
+    _compat.malloc_trim()
+
+
+def release_memory_soon(delay_s: float = 2.0) -> None:
+    """Give the memory of ended sessions back to the system, once, ``delay_s`` from now.
+
+    Calls within ``delay_s`` share one trim (a class closing its tabs costs one). On a running
+    event loop it is scheduled there; without one it runs at once.
+    """
+    global _trim_pending
+    import asyncio
+
+    if _trim_pending:
+        return
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _trim_memory()
+        return
+    _trim_pending = True
+    loop.call_later(delay_s, _trim_memory)
+
+
+def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
+    """Compile the numba kernels (or load them from numba's cache) and compute the Trees
+    page's Figure 3, once per process, off the event loop, so no user's click waits for them;
+    ``wait``: return only when done (a server about to listen). Returns the warm-up's thread."""
+    global _warm_up
+    from explorer.app.work import start_thread
+
+    with _configure_lock:
+        if _warm_up is not None:
+            if wait:
+                _warm_up.join()
+            return _warm_up
+
+        def run() -> None:
+            try:
+                from explorer import solvers
+                from explorer.app.pages.trees import figure3_ratios
+
+                solvers.warm_up()
+                figure3_ratios()
+            except Exception:  # a failed warm-up only costs time later
+                log.exception("warming up the compiled kernels failed")
+
+        _warm_up = start_thread(run, "explorer-warm-up")
+    if wait:
+        _warm_up.join()
+    return _warm_up

@@ -1,0 +1,433 @@
+"""The one work service: everything a session computes off the event loop goes through it.
+
+DESIGN.md ("The app"): the event loop only dispatches. A session's :class:`WorkService` runs a
+job's ``compute`` on a process-wide executor and hands its result to ``apply`` on the session's
+event loop (the document's ``add_next_tick_callback``, with that document current and its
+changes held into one message), where Bokeh and Panel objects may be touched.
+
+* Jobs are keyed: a newer request under a key cancels the older one (its :class:`Token` is
+  set, its result dropped), so three seeds typed in a row build and show the third data set.
+* ``cancel(key)`` stops a job whose inputs changed (its ``on_error`` hears
+  :class:`Cancelled`); ``close()`` ends the session: every job is cancelled, nothing more is
+  applied.
+* A live fit's worker is a long job (:meth:`WorkService.start`): a thread of its own with the
+  same kind of token, which it checks between steps.
+* Where nothing runs an event loop for the session (tests, scripts) ``submit`` runs
+  ``compute`` and ``apply`` at once on the caller's thread.
+
+The module imports no Panel at import time (notebooks and the Panel-free fit session use it).
+
+>>> seen = []
+>>> token = WorkService().submit("data", lambda: 6 * 7, seen.append)
+>>> seen
+[42]
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["Cancelled", "Job", "Token", "WorkService", "after_this_paint", "batched",
+           "can_poll", "in_notebook_kernel", "locked", "on_loop", "start_thread"]
+
+log = logging.getLogger(__name__)
+
+#: Executors shared by every session of the process.
+QUICK = "quick"   # short builds (data, splits): one thread per core of the target machine
+TURNS = "turns"   # work that already fills the machine (a comparison's worker processes)
+LONG = "long"     # work that may last (figures, curves): a thread per job
+
+_executors: dict[str, ThreadPoolExecutor] = {}
+_executors_lock = threading.Lock()
+_queued: dict[str, int] = {QUICK: 0, TURNS: 0, LONG: 0}
+
+
+class Cancelled(Exception):
+    """A job was cancelled (its inputs changed, or a newer request replaced it)."""
+
+
+class Token:
+    """A job's cancellation flag; a long computation checks it between its steps.
+
+    Calling the token answers "should I stop?" (the ``should_stop`` of
+    :func:`explorer.compare.compare`).
+    """
+
+    __slots__ = ("_event",)
+
+    def __init__(self):
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def __call__(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        """Raise :class:`Cancelled` if the job was cancelled."""
+        if self._event.is_set():
+            raise Cancelled()
+
+
+class Job:
+    """A long job's handle: its token and its thread."""
+
+    def __init__(self, token: Token, thread: threading.Thread):
+        self.token, self.thread = token, thread
+
+    @property
+    def alive(self) -> bool:
+        return self.thread.is_alive()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self.thread is not threading.current_thread():
+            self.thread.join(timeout)
+
+
+def _executor(pool: str) -> ThreadPoolExecutor:
+    workers = {QUICK: 2, TURNS: 1, LONG: 16}[pool]
+    with _executors_lock:
+        if pool not in _executors:
+            _executors[pool] = ThreadPoolExecutor(max_workers=workers,
+                                                  thread_name_prefix=f"explorer-{pool}")
+        return _executors[pool]
+
+
+def busy(pool: str) -> bool:
+    """True while a job waits for or runs on ``pool`` (a comparison says it waits its turn)."""
+    with _executors_lock:
+        return _queued[pool] > 0
+
+
+def start_thread(target: Callable[[], None], name: str) -> threading.Thread:
+    """A daemon thread for work that may outlive its caller's interest (a fit parked on
+    Pause, the process's warm-up): an interpreter exits without waiting for it."""
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+#: True while a callback runs where Bokeh's document lock is held (see :func:`locked`).
+_holding_lock: contextvars.ContextVar[bool] = contextvars.ContextVar("holding_lock",
+                                                                     default=False)
+
+
+class WorkService:
+    """One session's keyed jobs: compute off the loop, apply on it, the newest per key wins.
+
+    Parameters
+    ----------
+    schedule : callable (callback) -> None, optional
+        Puts a callback on the session's event loop. None: no loop, jobs run synchronously.
+    """
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None):
+        self.schedule = schedule
+        self._tokens: dict[str, Token] = {}
+        self._futures: dict[str, tuple] = {}   # key -> (future, pool, finish) while queued
+        self._posts: dict[str, Callable[[], None]] = {}
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @classmethod
+    def for_document(cls, doc) -> WorkService:
+        """The service of ``doc``'s session: results applied on its event loop (served), on
+        the notebook kernel's loop, or at once (no loop)."""
+        if doc is not None and getattr(doc, "session_context", None) is not None:
+            def schedule(callback: Callable[[], None]) -> None:
+                doc.add_next_tick_callback(lambda: on_loop(doc, callback))
+
+            return cls(schedule)
+        if in_notebook_kernel():
+            import asyncio
+
+            loop = asyncio.get_running_loop()
+            return cls(lambda callback: loop.call_soon_threadsafe(on_loop, doc, callback))
+        return cls()
+
+    @property
+    def asynchronous(self) -> bool:
+        """True when jobs run off the caller's thread (there is an event loop to keep free)."""
+        return self.schedule is not None
+
+    def pending(self, key: str) -> bool:
+        """True while a request under ``key`` has not been applied (or dropped) yet."""
+        with self._lock:
+            return key in self._tokens
+
+    # ------------------------------------------------------------------ jobs
+    def submit(self, key: str, compute: Callable[..., Any], apply: Callable[[Any], None],
+               on_error: Callable[[Exception], None] | None = None, *, pool: str = QUICK,
+               cancellable: bool = False) -> Token:
+        """Run ``compute()`` off the loop, then ``apply(result)`` (or ``on_error(exc)``) on it.
+
+        ``cancellable``: ``compute`` takes the job's :class:`Token` and checks it between
+        steps. Served, ``compute`` starts from the loop's next tick, after what the caller
+        changes has gone out. A job cancelled by :meth:`cancel` ends with ``on_error`` (the
+        exception it raised, or :class:`Cancelled`); a superseded one is dropped.
+        """
+        token = Token()
+        if not self.asynchronous:
+            with self._lock:
+                self._tokens[key] = token   # cancel(key) reaches it while it computes
+            try:
+                result = compute(token) if cancellable else compute()
+            except Exception as exc:
+                if on_error is None:
+                    raise
+                on_error(exc)
+                return token
+            finally:
+                with self._lock:
+                    if self._tokens.get(key) is token:
+                        del self._tokens[key]
+            apply(result)
+            return token
+        with self._lock:
+            if self.closed:
+                token.cancel()
+                return token
+            previous = self._tokens.get(key)
+            self._tokens[key] = token
+        if previous is not None:
+            previous.cancel()
+
+        def finish(outcome: Any, failed: bool) -> None:   # on the event loop
+            with self._lock:
+                if self.closed or self._tokens.get(key) is not token:
+                    return   # superseded, or the session ended
+                del self._tokens[key]
+                self._futures.pop(key, None)
+            if token.cancelled and not failed:
+                outcome, failed = Cancelled(), True
+            if not failed:
+                apply(outcome)
+            elif on_error is not None:
+                on_error(outcome)
+            elif not isinstance(outcome, Cancelled):
+                log.error("work %r failed", key, exc_info=outcome)
+
+        def work() -> None:   # on an executor's thread
+            try:
+                if token.cancelled:
+                    outcome, failed = Cancelled(), True
+                else:
+                    outcome = compute(token) if cancellable else compute()
+                    failed = False
+            except Exception as exc:  # noqa: BLE001 -- handed to on_error on the loop
+                outcome, failed = exc, True
+            finally:
+                _release(pool)
+            self.schedule(lambda: finish(outcome, failed))
+
+        def enqueue() -> None:   # on the loop's next tick
+            if token.cancelled:   # superseded or cancelled before it started: never runs
+                finish(Cancelled(), True)
+                return
+            with _executors_lock:
+                _queued[pool] += 1
+            future = _executor(pool).submit(work)
+            with self._lock:
+                if self._tokens.get(key) is token:
+                    self._futures[key] = (future, pool, finish)
+
+        self.schedule(enqueue)
+        return token
+
+    def start(self, key: str, run: Callable[[Token], None], *, name: str = "explorer-fit"
+              ) -> Job:
+        """Run ``run(token)`` on a thread of its own, served or not (a live fit's worker,
+        parked while paused). A newer job under ``key`` cancels this one's token."""
+        token = Token()
+        with self._lock:
+            previous = self._tokens.get(key)
+            self._tokens[key] = token
+            if self.closed:
+                token.cancel()
+        if previous is not None:
+            previous.cancel()
+
+        def target() -> None:
+            try:
+                run(token)
+            finally:
+                with self._lock:
+                    if self._tokens.get(key) is token:
+                        del self._tokens[key]
+
+        return Job(token, start_thread(target, name))
+
+    def post(self, key: str, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on the loop; at most one waits per key (a newer one replaces it),
+        so a fast producer never leaves the browser a backlog (progress counts)."""
+        if not self.asynchronous:
+            callback()
+            return
+        with self._lock:
+            if self.closed:
+                return
+            first = key not in self._posts
+            self._posts[key] = callback
+        if first:
+            self.schedule(lambda: self._run_post(key))
+
+    def _run_post(self, key: str) -> None:
+        with self._lock:
+            callback = self._posts.pop(key, None)
+            if self.closed:
+                return
+        if callback is not None:
+            callback()
+
+    def cancel(self, key: str) -> None:
+        """The inputs of the job under ``key`` changed: it stops (a job still queued never
+        starts) and its ``on_error`` hears of it."""
+        with self._lock:
+            token = self._tokens.get(key)
+            queued = self._futures.get(key)
+        if token is not None:
+            token.cancel()
+        if queued is not None:
+            future, pool, finish = queued
+            if future.cancel():   # it never started: say so now
+                _release(pool)
+                self.schedule(lambda: finish(Cancelled(), True))
+
+    def close(self) -> None:
+        """The session ended: every job is cancelled and nothing more is applied."""
+        with self._lock:
+            self.closed = True
+            tokens, futures = list(self._tokens.values()), list(self._futures.values())
+            self._tokens.clear()
+            self._futures.clear()
+            self._posts.clear()
+        for token in tokens:
+            token.cancel()
+        for future, pool, _ in futures:
+            if future.cancel():
+                _release(pool)
+
+
+def _release(pool: str) -> None:
+    with _executors_lock:
+        _queued[pool] -= 1
+
+
+def on_loop(doc, callback: Callable[[], None]) -> None:
+    """Run ``callback`` (called on the session's loop, with Bokeh's document lock held) with
+    ``doc`` current and its changes sent as one message; :func:`locked` calls inside it run
+    at once."""
+    marker = _holding_lock.set(True)
+    try:
+        with batched(doc):
+            callback()
+    finally:
+        _holding_lock.reset(marker)
+
+
+@contextmanager
+def batched(doc):
+    """Make ``doc`` Panel's current document and send what changes in it as one message.
+
+    Each message makes Bokeh index every model of the session's document and the browser lay
+    the page out once, so a callback's changes go together. Without a server session this
+    only sets the current document.
+    """
+    from panel.io.document import hold
+    from panel.io.state import set_curdoc
+
+    with set_curdoc(doc):
+        if doc is None or getattr(doc, "session_context", None) is None:
+            yield
+            return
+        with hold(doc):
+            yield
+
+
+def locked(fn):
+    """Wrap a widget's callback (or a method a shell calls) to run where Bokeh's document
+    lock is held, so it may change Bokeh models directly.
+
+    Panel runs some callbacks of a served session without the lock (a click that arrives
+    while a change from the browser is pending); there a Bokeh model changed directly raised
+    and the change never reached the browser. Panel's public ``pn.state.execute(callback,
+    schedule=True)`` runs a callback on the session's next tick with the lock; a call made
+    from this service's own callbacks (which hold the lock) runs at once, and so does any
+    call without a served session (notebooks, tests).
+    """
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        import panel as pn
+
+        doc = pn.state.curdoc
+        if (_holding_lock.get() or doc is None
+                or getattr(doc, "session_context", None) is None):
+            return fn(*args, **kwargs)
+        pn.state.execute(lambda: on_loop(doc, lambda: fn(*args, **kwargs)), schedule=True)
+        return None
+
+    return run
+
+
+def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -> bool:
+    """Run ``callback`` on the session's loop once what is sent now can be drawn, in a message
+    of its own (figures below the fold), so the browser draws the rest without waiting.
+
+    Before the session has loaded, that is when the browser reports its document drawn
+    (Panel's ``onload``), or after ``fallback_s``; later, the loop's next tick. Returns False,
+    and runs nothing, without a served session (there everything is shown at once).
+    """
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is None or getattr(doc, "session_context", None) is None:
+        return False
+    done = threading.Event()
+
+    def run() -> None:
+        if not done.is_set():
+            done.set()
+            on_loop(doc, callback)
+
+    if pn.state.loaded:
+        doc.add_next_tick_callback(run)
+    else:
+        pn.state.onload(run)
+        doc.add_timeout_callback(run, int(fallback_s * 1000))
+    return True
+
+
+def in_notebook_kernel() -> bool:
+    """True on the event loop of a Jupyter kernel (a notebook cell or a widget's callback):
+    no Bokeh server session, but the kernel's asyncio loop runs callbacks and what they
+    change reaches the notebook over Panel's comm."""
+    import asyncio
+    import sys
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def can_poll() -> bool:
+    """True where periodic callbacks run: a server session, or a notebook's kernel."""
+    import panel as pn
+
+    doc = pn.state.curdoc
+    return (doc is not None and doc.session_context is not None) or in_notebook_kernel()

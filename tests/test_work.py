@@ -1,0 +1,314 @@
+"""The one work service: keyed jobs off the event loop, the newest request wins, results applied
+on the loop, jobs cancelled when their inputs change and when the session ends, synchronous
+without a loop; the session's state and the Tasks page publish nothing until then (DESIGN.md:
+the loop only dispatches)."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+import numpy as np
+import param
+import pytest
+
+from explorer.app.state import ExplorerState
+from explorer.app.work import (
+    LONG,
+    TURNS,
+    Cancelled,
+    WorkService,
+    after_this_paint,
+    busy,
+    locked,
+)
+from explorer.data import make_task_family
+
+
+class FakeLoop:
+    """Stands in for the session's event loop: callbacks wait in a queue until ``run``."""
+
+    def __init__(self):
+        self.callbacks: queue.Queue = queue.Queue()
+        self.thread_ids: list[int] = []
+
+    def schedule(self, callback) -> None:
+        self.callbacks.put(callback)
+
+    def run(self, expected: int = 1, timeout: float = 20.0) -> int:
+        """Run callbacks on this thread until ``expected`` ran (or the pool went quiet)."""
+        ran, end = 0, time.monotonic() + timeout
+        while ran < expected and time.monotonic() < end:
+            try:
+                callback = self.callbacks.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            callback()
+            ran += 1
+        return ran
+
+
+def work(loop: FakeLoop) -> WorkService:
+    return WorkService(loop.schedule)
+
+
+def test_compute_runs_off_the_callers_thread_and_apply_on_the_loop():
+    loop = FakeLoop()
+    where = {}
+    off = work(loop)
+    off.submit("k", lambda: where.setdefault("compute", threading.get_ident()) and 5,
+               lambda result: where.setdefault("apply", (threading.get_ident(), result)))
+    time.sleep(0.2)
+    # the work starts from the loop's next tick (the caller's changes go out first) ...
+    assert "compute" not in where
+    assert "apply" not in where           # ... and nothing is applied before the loop runs it
+    assert loop.run(2) == 2
+    assert where["compute"] != threading.get_ident()
+    assert where["apply"] == (threading.get_ident(), 5)
+    assert not off.pending("k")
+
+
+def test_the_newest_request_wins_and_errors_reach_on_error():
+    loop = FakeLoop()
+    gate = threading.Event()
+    applied, errors = [], []
+    off = work(loop)
+    first = off.submit("k", lambda: gate.wait(10) and "first", applied.append)
+    loop.run(1)                           # started: it computes until the gate opens
+    off.submit("k", lambda: "second", applied.append)
+    assert first.cancelled                # told to stop: a newer request replaced it
+    off.submit("other", lambda: 1 / 0, applied.append, errors.append)
+    gate.set()
+    loop.run(5, timeout=5)
+    assert applied == ["second"]          # the first finished late and was dropped
+    assert len(errors) == 1 and isinstance(errors[0], ZeroDivisionError)
+
+
+def test_a_closed_service_cancels_every_job_and_applies_nothing():
+    loop = FakeLoop()
+    applied, seen = [], {}
+    off = work(loop)
+    started = threading.Event()
+
+    def long_compute(token):
+        started.set()
+        while not token.cancelled:        # a long computation checks its token
+            time.sleep(0.005)
+        seen["stopped"] = True
+        return "late"
+
+    queued = off.submit("k", lambda: 1, applied.append)
+    running = off.submit("curve", long_compute, applied.append, pool=LONG, cancellable=True)
+    parked = off.start("fit", lambda token: token._event.wait(30))
+    loop.run(2)
+    assert started.wait(5)
+    off.close()                           # the session ended
+    assert queued.cancelled and running.cancelled and parked.token.cancelled
+    parked.join(5)
+    assert not parked.alive
+    loop.run(4, timeout=1)
+    assert seen == {"stopped": True} and applied == []
+    later = off.submit("k", lambda: 2, applied.append)   # nothing new runs either
+    assert later.cancelled and loop.run(1, timeout=0.3) == 0 and applied == []
+
+
+def test_a_job_whose_inputs_changed_stops_and_says_so():
+    loop = FakeLoop()
+    applied, errors = [], []
+    off = work(loop)
+    steps = []
+
+    def curve(token):
+        for k in range(1000):
+            token.check()                 # raises Cancelled once cancelled
+            steps.append(k)
+            time.sleep(0.002)
+        return "done"
+
+    off.submit("curve", curve, applied.append, errors.append, pool=LONG, cancellable=True)
+    loop.run(1)
+    while len(steps) < 3:
+        time.sleep(0.002)
+    off.cancel("curve")
+    loop.run(1)
+    assert applied == [] and len(errors) == 1 and isinstance(errors[0], Cancelled)
+    assert len(steps) < 1000 and not off.pending("curve")
+
+
+def test_a_queued_job_cancelled_before_its_turn_never_runs():
+    loop = FakeLoop()
+    gate, ran, errors = threading.Event(), [], []
+    first, second = work(loop), work(loop)     # two sessions, one turn
+    first.submit("compare", lambda: gate.wait(10), lambda _: None, pool=TURNS)
+    loop.run(1)
+    second.submit("compare", lambda: ran.append(1), ran.append, errors.append, pool=TURNS)
+    loop.run(1)
+    assert busy(TURNS)
+    second.cancel("compare")              # Cancel while it waits its turn: said at once
+    loop.run(1)
+    assert len(errors) == 1 and isinstance(errors[0], Cancelled)
+    gate.set()
+    loop.run(1)
+    time.sleep(0.05)
+    assert ran == [] and not busy(TURNS)
+
+
+def test_progress_posts_keep_at_most_one_update_waiting():
+    loop = FakeLoop()
+    off = work(loop)
+    shown = []
+    for count in range(5):                # a fast producer on another thread
+        off.post("progress", lambda count=count: shown.append(count))
+    assert loop.callbacks.qsize() == 1
+    loop.run(1)
+    assert shown == [4]                   # the newest count, once
+    off.post("progress", lambda: shown.append(5))
+    loop.run(1)
+    assert shown == [4, 5]
+
+
+def test_without_a_loop_everything_runs_at_once():
+    service = WorkService.for_document(None)
+    assert not service.asynchronous
+    seen = []
+    service.submit("k", lambda token: token.cancelled, seen.append, cancellable=True)
+    assert seen == [False]
+    with pytest.raises(ZeroDivisionError):     # no on_error: the caller hears of it
+        service.submit("k", lambda: 1 / 0, seen.append)
+    service.post("p", lambda: seen.append("posted"))
+    assert seen == [False, "posted"]
+    # a cancel from inside the computation (a Cancel button's callback) reaches it
+    service.submit("c", lambda token: (service.cancel("c"), token.cancelled)[1], seen.append,
+                   cancellable=True)
+    assert seen[-1] is True
+
+
+class ServedDoc:
+    """What the service uses of a served session's document."""
+
+    session_context = object()
+
+    def __init__(self):
+        self.ticks: list = []
+
+    def add_next_tick_callback(self, callback):
+        self.ticks.append(callback)
+
+    def run_ticks(self, timeout: float = 10.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            while self.ticks:
+                self.ticks.pop(0)()
+            time.sleep(0.01)
+            if not self.ticks:
+                return
+
+
+def test_a_served_session_applies_results_on_its_loop_with_its_document_current(monkeypatch):
+    import panel as pn
+
+    doc = ServedDoc()
+    service = WorkService.for_document(doc)
+    assert service.asynchronous
+    monkeypatch.setattr("explorer.app.work.batched", lambda d: _current(d))
+    seen = []
+    service.submit("k", lambda: threading.get_ident(),
+                   lambda ident: seen.append((ident, threading.get_ident(),
+                                              pn.state.curdoc is doc)))
+    assert seen == []
+    for _ in range(3):                     # enqueue, compute, apply
+        deadline = time.monotonic() + 5
+        while not doc.ticks and time.monotonic() < deadline:
+            time.sleep(0.01)
+        doc.run_ticks()
+    (computed_on, applied_on, current), = seen
+    assert computed_on != applied_on == threading.get_ident() and current
+
+
+def _current(doc):
+    from panel.io.state import set_curdoc
+
+    return set_curdoc(doc)
+
+
+def test_locked_runs_at_once_without_a_session_and_on_the_next_tick_when_served(
+        monkeypatch):
+    import panel as pn
+
+    calls = []
+    record = locked(lambda value: calls.append(value))
+    record(1)
+    assert calls == [1]
+    doc = ServedDoc()
+    monkeypatch.setattr(pn.state, "curdoc", doc)
+    monkeypatch.setattr("explorer.app.work.batched", lambda d: _current(d))
+    record(2)                              # a served callback: held for the lock
+    assert calls == [1] and len(doc.ticks) == 1
+    doc.ticks.pop()()
+    assert calls == [1, 2]
+    service = WorkService(lambda callback: callback())   # its applies hold the lock
+    from explorer.app.work import on_loop
+
+    on_loop(doc, lambda: record(3))
+    assert calls == [1, 2, 3] and not doc.ticks
+    del service
+
+
+def test_the_state_builds_data_off_the_loop_and_publishes_on_it():
+    state = ExplorerState(pages=("tasks",))
+    loop = FakeLoop()
+    state.work = work(loop)
+    before = state.dataset
+    state.data_seed = 7
+    assert state.dataset is before and state.building   # the loop is free meanwhile
+    loop.run(2)
+    assert state.dataset is not before and not state.building and state.error == ""
+    expected = make_task_family(random_state=7)
+    np.testing.assert_array_equal(state.dataset.X, expected.X)
+    # three quick changes: one build published, the last one's
+    for seed in (1, 2, 3):
+        state.data_seed = seed
+    loop.run(4, timeout=3)      # three starts (two find themselves superseded), one result
+    np.testing.assert_array_equal(state.dataset.X, make_task_family(random_state=3).X)
+
+
+def test_a_refused_value_built_off_the_loop_keeps_the_data_and_says_why():
+    state = ExplorerState(pages=("tasks",))
+    loop = FakeLoop()
+    state.work = work(loop)
+    good = state.dataset
+    state.data_params = {**state.current_params(), "n_samples_per_task": 10**7}
+    loop.run(2)
+    assert state.dataset is good and not state.building
+    assert "n_samples_per_task must be an integer" in state.error
+    assert state.current_params()["n_samples_per_task"] != 10**7   # the spec went back
+    assert state.notices[-1][0] == "error"
+
+
+def test_the_tasks_page_patches_its_figures_in_place():
+    from explorer.app.pages.tasks import TasksPage
+
+    class State(param.Parameterized):
+        dataset = param.Parameter()
+        work = WorkService()        # synchronous: no loop here
+
+    state = State(dataset=make_task_family(("related", "negated"), random_state=0))
+    page = TasksPage(state)
+    figures = list(page._scatter.figures)
+    heatmaps = {key: view.figure for key, (view, _) in page._truth.items()}
+    first_x = list(page._scatter.sources[0].data["x"])
+    state.dataset = make_task_family(("related",), random_state=1)
+    assert page._scatter.figures[:2] == figures[:2]      # the same figures, patched
+    assert [f.visible for f in page._scatter.figures] == [True, True, False]
+    assert list(page._scatter.sources[0].data["x"]) != first_x
+    assert {key: view.figure for key, (view, _) in page._truth.items()} == heatmaps
+    relation = page._truth["task_relation"][0]
+    assert relation.shape == (2, 2) and relation.values[0, 1] == 1.0
+
+
+def test_after_this_paint_defers_nothing_without_a_served_session():
+    # a notebook or a test has no browser to paint first: the caller shows everything now
+    ran = []
+    assert after_this_paint(lambda: ran.append(1)) is False
+    assert ran == []
