@@ -315,7 +315,13 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the kernels on a tiny problem."""
+    """Compile (or load from numba's cache) the kernels on a tiny problem: the solvers' and
+    the neighbour pass's (float64 with sigma, float32 without)."""
+    from .nearest_neighbours import nearest_neighbours, neighbours_and_mean_distance
+
+    points = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
+    neighbours_and_mean_distance(points, 2)
+    nearest_neighbours(points, None, 2)
     F = np.array([[1.0, 0.5], [0.2, -1.0], [0.3, 0.1]])
     y, task = np.array([1.0, -1.0, 1.0]), np.array([0, 1, 1])
     next(square_qp_sweeps(F, y, task, 2, 1.0, 1.0, row_sum=True))
