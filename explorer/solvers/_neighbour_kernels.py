@@ -16,28 +16,22 @@ _FAST = {"nnan", "nsz", "reassoc", "contract"}
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _ranking_row(Q, i, Tt, sq_t, base, width, acc):
-    """acc[j] = |t_j|^2 - 2 q_i . t_j over one tile; returns the smallest."""
-    d, tile = Tt.shape
-    acc[:] = 0.0
-    for k in range(d):
-        qk = Q[i, k]
-        for j in range(tile):
-            acc[j] += qk * Tt[k, j]
-    sq = sq_t[base:base + width]
-    lowest = sq[0] - (acc[0] + acc[0])
-    for j in range(width):
-        v = sq[j] - (acc[j] + acc[j])
-        acc[j] = v
-        lowest = v if v < lowest else lowest
-    return lowest
+def _ranking_row(dots, sq_t, threshold, ranking):
+    """ranking[j] = |t_j|^2 - 2 q . t_j from one row's dot products with a tile (1-D slices,
+    so the loop vectorises); returns how many are below ``threshold``."""
+    below = 0
+    for j in range(dots.shape[0]):
+        v = sq_t[j] - (dots[j] + dots[j])
+        ranking[j] = v
+        below += v < threshold
+    return below
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
-def _distance_sum(acc, sq, width):
+def _distance_sum(ranking, sq, width):
     total = 0.0
     for j in range(width):
-        total += np.sqrt(max(sq + acc[j], 0.0))
+        total += np.sqrt(max(sq + ranking[j], 0.0))
     return total
 
 
@@ -46,41 +40,48 @@ def scan_rows(Q, T, sq_q, sq_t, n_points, first_row, want_sums, values, index, s
     """Fill ``values`` / ``index`` (rows, keep), ascending, and ``sums`` (rows,), in place.
 
     ``Q`` (rows, d) queries, ``T`` (tiles, d, tile) the training points transposed per tile
-    (zero padding past ``n_points``), ``sq_q`` / ``sq_t`` their squared norms (float64, or
-    Q's dtype for ``sq_t``). ``first_row``: the training row of query 0 when the queries are
-    the training points (its own distance is left out of ``sums``), else -1.
+    (zero padding past ``n_points``), ``sq_q`` (float64) / ``sq_t`` (Q's dtype) their squared
+    norms. The dot products of a row block with a tile are one BLAS call. ``first_row``: the
+    training row of query 0 when the queries are the training points (its own distance is
+    left out of ``sums``), else -1.
     """
     rows = Q.shape[0]
     n_tiles, _, tile = T.shape
     keep = values.shape[1]
-    acc = np.empty(tile, dtype=Q.dtype)
+    G = np.empty((rows, tile), dtype=Q.dtype)
+    ranking = np.empty(tile, dtype=Q.dtype)
     values[:, :] = np.inf
     index[:, :] = -1
     sums[:] = 0.0
     for t in range(n_tiles):
         base = t * tile
         width = min(tile, n_points - base)
-        Tt = T[t]
+        np.dot(Q, T[t], G)
         for i in range(rows):
-            lowest = _ranking_row(Q, i, Tt, sq_t, base, width, acc)
+            below = _ranking_row(G[i, :width], sq_t[base:base + width], values[i, keep - 1],
+                                 ranking)
             if want_sums:
-                total = _distance_sum(acc, sq_q[i], width)
+                total = _distance_sum(ranking, sq_q[i], width)
                 own = first_row + i - base
                 if 0 <= own < width:
-                    total -= np.sqrt(max(sq_q[i] + acc[own], 0.0))
+                    total -= np.sqrt(max(sq_q[i] + ranking[own], 0.0))
                 sums[i] += total
-            if lowest >= values[i, keep - 1]:
+            if below == 0:
                 continue
+            row_values = values[i]
+            row_index = index[i]
+            threshold = row_values[keep - 1]
             for j in range(width):
-                v = acc[j]
-                if v < values[i, keep - 1]:
+                v = ranking[j]
+                if v < threshold:
                     p = keep - 1
-                    while p > 0 and values[i, p - 1] > v:
-                        values[i, p] = values[i, p - 1]
-                        index[i, p] = index[i, p - 1]
+                    while p > 0 and row_values[p - 1] > v:
+                        row_values[p] = row_values[p - 1]
+                        row_index[p] = row_index[p - 1]
                         p -= 1
-                    values[i, p] = v
-                    index[i, p] = base + j
+                    row_values[p] = v
+                    row_index[p] = base + j
+                    threshold = row_values[keep - 1]
 
 
 @njit(cache=True, nogil=True)

@@ -3,8 +3,9 @@
 MT-KNN needs, for every training point, its k nearest training points and, for the heat
 kernel's width, the mean Euclidean distance over all pairs. Both walk the same n x n
 distances, so :func:`neighbours_and_mean_distance` computes them together: query rows in
-blocks, training points in tiles, each distance block used once for the row sums and for the
-candidate lists (:func:`explorer.solvers._neighbour_kernels.scan_rows`).
+blocks, training points in tiles (one BLAS product per block and tile), each distance block
+used once for the row sums and for the candidate lists
+(:func:`explorer.solvers._neighbour_kernels.scan_rows`).
 
 Exactness. Candidates are ranked by ``|t|^2 - 2 q . t`` on centred data, in float64 when the
 distance sums are needed (they must match a float64 sum to 1e-12) and in float32 otherwise
@@ -24,6 +25,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 __all__ = ["nearest_neighbours", "neighbours_and_mean_distance", "mean_pairwise_distance",
            "SIGMA_EXACT_MAX"]
@@ -34,7 +36,8 @@ SIGMA_EXACT_MAX = 3000
 SPARE = 8
 #: Query rows per kernel call.
 ROW_BLOCK = 64
-#: Bytes of one tile of transposed training points (fits the L1 data cache).
+#: Bytes of one tile of transposed training points (with the row block's products, fits
+#: the L2 cache).
 TILE_BYTES = 32768
 
 
@@ -69,7 +72,7 @@ def _scan(X: np.ndarray, Xq: np.ndarray | None, k: int, want_sums: bool):
     sq_q = sq_t if Xq is None else np.einsum("ij,ij->i", Qc, Qc)
     sq_t_ranking = sq_t.astype(dtype)
     keep = min(k + SPARE, n)
-    values = np.empty((nq, keep))
+    values = np.empty((nq, keep), dtype=dtype)
     candidates = np.empty((nq, keep), dtype=np.int64)
     sums = np.empty(nq)
 
@@ -81,12 +84,14 @@ def _scan(X: np.ndarray, Xq: np.ndarray | None, k: int, want_sums: bool):
 
     starts = range(0, nq, ROW_BLOCK)
     threads = _threads()
-    if threads > 1 and len(starts) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(block, starts))
-    else:
-        for start in starts:
-            block(start)
+    # our threads split the rows; BLAS must not start its own for each small product
+    with threadpool_limits(limits=1, user_api="blas"):
+        if threads > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(threads) as pool:
+                list(pool.map(block, starts))
+        else:
+            for start in starts:
+                block(start)
     # the error of a ranking value |t|^2 - 2 q . t in `dtype` (inputs, products, sums and
     # the norms rounded, in any order), doubled for the exact re-measure's own rounding
     unit = float(np.finfo(dtype).eps) / 2.0
