@@ -13,6 +13,8 @@ from numba import njit
 
 # the hot loops may be reordered and vectorised (no infinities reach them)
 _FAST = {"nnan", "nsz", "reassoc", "contract"}
+#: Query rows per BLAS product (the products of a sub-block and a tile stay in L2).
+_GEMM_ROWS = 64
 
 
 @njit(cache=True, nogil=True, fastmath=_FAST)
@@ -48,7 +50,7 @@ def scan_rows(Q, T, sq_q, sq_t, n_points, first_row, want_sums, values, index, s
     rows = Q.shape[0]
     n_tiles, _, tile = T.shape
     keep = values.shape[1]
-    G = np.empty((rows, tile), dtype=Q.dtype)
+    G = np.empty((min(rows, _GEMM_ROWS), tile), dtype=Q.dtype)
     ranking = np.empty(tile, dtype=Q.dtype)
     values[:, :] = np.inf
     index[:, :] = -1
@@ -56,32 +58,35 @@ def scan_rows(Q, T, sq_q, sq_t, n_points, first_row, want_sums, values, index, s
     for t in range(n_tiles):
         base = t * tile
         width = min(tile, n_points - base)
-        np.dot(Q, T[t], G)
-        for i in range(rows):
-            below = _ranking_row(G[i, :width], sq_t[base:base + width], values[i, keep - 1],
-                                 ranking)
-            if want_sums:
-                total = _distance_sum(ranking, sq_q[i], width)
-                own = first_row + i - base
-                if 0 <= own < width:
-                    total -= np.sqrt(max(sq_q[i] + ranking[own], 0.0))
-                sums[i] += total
-            if below == 0:
-                continue
-            row_values = values[i]
-            row_index = index[i]
-            threshold = row_values[keep - 1]
-            for j in range(width):
-                v = ranking[j]
-                if v < threshold:
-                    p = keep - 1
-                    while p > 0 and row_values[p - 1] > v:
-                        row_values[p] = row_values[p - 1]
-                        row_index[p] = row_index[p - 1]
-                        p -= 1
-                    row_values[p] = v
-                    row_index[p] = base + j
-                    threshold = row_values[keep - 1]
+        # the tile stays in cache for every sub-block of this call's rows
+        for start in range(0, rows, _GEMM_ROWS):
+            stop = min(start + _GEMM_ROWS, rows)
+            np.dot(Q[start:stop], T[t], G[:stop - start])
+            for i in range(start, stop):
+                below = _ranking_row(G[i - start, :width], sq_t[base:base + width],
+                                     values[i, keep - 1], ranking)
+                if want_sums:
+                    total = _distance_sum(ranking, sq_q[i], width)
+                    own = first_row + i - base
+                    if 0 <= own < width:
+                        total -= np.sqrt(max(sq_q[i] + ranking[own], 0.0))
+                    sums[i] += total
+                if below == 0:
+                    continue
+                row_values = values[i]
+                row_index = index[i]
+                threshold = row_values[keep - 1]
+                for j in range(width):
+                    v = ranking[j]
+                    if v < threshold:
+                        p = keep - 1
+                        while p > 0 and row_values[p - 1] > v:
+                            row_values[p] = row_values[p - 1]
+                            row_index[p] = row_index[p - 1]
+                            p -= 1
+                        row_values[p] = v
+                        row_index[p] = base + j
+                        threshold = row_values[keep - 1]
 
 
 @njit(cache=True, nogil=True)
