@@ -367,9 +367,11 @@ def test_compiled_row_kernels_equal_the_outer_product_formulas():
                                   - xi * xi))
     from explorer.solvers._tltf_kernels import likelihood_bounds
 
+    next_xi = np.empty_like(xi)
     np.testing.assert_allclose(
-        likelihood_bounds(data.X, data.y, data.starts, xi, m, moment),
+        likelihood_bounds(data.X, data.y, data.starts, xi, m, moment, next_xi),
         np.bincount(data.task, weights=per_row), rtol=1e-12)
+    np.testing.assert_array_equal(next_xi, update_xi(data, m, S))
 
 
 def test_fit_reproduces_the_captured_fit():

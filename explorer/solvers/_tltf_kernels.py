@@ -71,9 +71,12 @@ def xi_from_moments(X, starts, S):
 
 
 @njit(cache=True, nogil=True)
-def likelihood_bounds(X, y, starts, xi, m, S):
+def likelihood_bounds(X, y, starts, xi, m, S, next_xi):
     """Per task, ``sum_i log sigma(xi_i) + (y_i m_k . x_i - xi_i) / 2 - lambda(xi_i)
-    (x_i^T S_k x_i - xi_i^2)`` (the Jaakkola-Jordan bound of the likelihood), shape (K,)."""
+    (x_i^T S_k x_i - xi_i^2)`` (the Jaakkola-Jordan bound of the likelihood), shape (K,).
+
+    Fills ``next_xi`` (N,) with Eq. 3 at this S, ``sqrt(max(x_i^T S_k x_i, 0))``: the next
+    sweep's xi, from the quadratic forms the bound needs anyway."""
     N, F = X.shape
     K = starts.shape[0]
     out = np.zeros(K)
@@ -85,6 +88,7 @@ def likelihood_bounds(X, y, starts, xi, m, S):
             for f in range(F):
                 mx += X[i, f] * m[k, f]
             quad = _quadratic_form(X, i, S, k)
+            next_xi[i] = np.sqrt(max(quad, 0.0))
             total += (_log_expit(xi[i]) + 0.5 * (y[i] * mx - xi[i])
                       - _jj_lambda(xi[i]) * (quad - xi[i] * xi[i]))
         out[k] = total

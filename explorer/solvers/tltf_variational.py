@@ -206,21 +206,29 @@ def update_phi(m: np.ndarray, Lambda: np.ndarray, Psi_inv: np.ndarray,
 def task_bounds(data: StackedLogisticTasks, state: VariationalState,
                 log_prior: np.ndarray) -> np.ndarray:
     """The variational lower bound of each task's log marginal likelihood, shape (K,)."""
+    return _bounds_and_next_xi(data, state, log_prior)[0]
+
+
+def _bounds_and_next_xi(data: StackedLogisticTasks, state: VariationalState,
+                        log_prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`task_bounds` and, from the same quadratic forms, :func:`update_xi` at the
+    state's (m, V) (the next sweep's first block)."""
     from ._tltf_kernels import likelihood_bounds
 
     F = state.m.shape[1]
     Psi_inv = _psi_inverse(state.Psi)
     _, logdet_Psi = np.linalg.slogdet(state.Psi)
     xi, m, V, phi = state.xi, state.m, state.V, state.phi
+    next_xi = np.empty(data.X.shape[0])
     likelihood = likelihood_bounds(_floats(data.X), _floats(data.y), data.starts.astype(np.int64),
-                                   _floats(xi), _floats(m), _second_moment(m, V))
+                                   _floats(xi), _floats(m), _second_moment(m, V), next_xi)
     safe_phi = np.where(phi > 0, phi, 1.0)
     gate = np.sum(phi * log_prior, axis=1) - np.sum(phi * np.log(safe_phi), axis=1)
     trace = np.einsum("fg,kgf->k", Psi_inv, V)
     prior = (-0.5 * logdet_Psi - 0.5 * trace
              - 0.5 * np.sum(phi * _mahalanobis(m, state.Lambda, Psi_inv), axis=1)
              + 0.5 * F + 0.5 * state.logdet_V)
-    return likelihood + gate + prior
+    return likelihood + gate + prior, next_xi
 
 
 def e_step(data: StackedLogisticTasks, state: VariationalState, log_prior: np.ndarray, *,
@@ -230,12 +238,13 @@ def e_step(data: StackedLogisticTasks, state: VariationalState, log_prior: np.nd
     Psi_inv = _psi_inverse(state.Psi)
     previous = -np.inf
     sweeps = 0
+    xi = update_xi(data, state.m, state.V)
     for sweeps in range(1, max_sweeps + 1):  # noqa: B007 -- the count is returned
-        xi = update_xi(data, state.m, state.V)
         m, V, logdet_V = update_posterior(data, xi, state.phi, state.Lambda, Psi_inv)
         phi = update_phi(m, state.Lambda, Psi_inv, log_prior)
         state = replace(state, xi=xi, m=m, V=V, logdet_V=logdet_V, phi=phi)
-        bound = float(task_bounds(data, state, log_prior).sum())
+        bounds, xi = _bounds_and_next_xi(data, state, log_prior)
+        bound = float(bounds.sum())
         if abs(bound - previous) <= tol * max(abs(bound), 1.0):
             break
         previous = bound
