@@ -328,3 +328,91 @@ def test_gap_to_optimum_says_how_far_the_papers_solvers_stopped():
                        random_state=0)
     assert abs(MTKR(solver="paper").fit(*two.arrays()).gap_to_optimum()["relative_gap"]) \
         < 1e-6
+
+
+# ---------------------------------------------------------------- one-pass neighbours (issue 31)
+def captured_problem():
+    """The fixed-seed problem whose fits were captured before the one-pass search."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(700, 16))
+    task = np.repeat(np.arange(7), 100)
+    y = (X[:, 0] * np.where(task % 2, 1, -1) + 0.3 * rng.normal(size=700) > 0).astype(int)
+    return X, y, task
+
+
+@pytest.mark.parametrize(("loss", "row"), [
+    ("hinge", [0.4662018646701143, -0.37650688550794587, 0.38248860985146177,
+               -0.46620186463251695, 0.466201864450772, -0.4662018637210529, 0.4079751941697632]),
+    ("square", [0.2892926095199873, -0.20717335010426347, 0.18619320400718303,
+                -0.2892926091808087, 0.2621186745822365, -0.27585854609447935,
+                0.16412131466452923])])
+def test_one_pass_fit_reproduces_the_captured_W(loss, row):
+    """W's first row as fitted by scikit-learn's search and the two-pass sigma (27f0d32)."""
+    X, y, task = captured_problem()
+    model = MTKNN(loss=loss, tol=1e-8, random_state=0).fit(X, y, task)
+    np.testing.assert_allclose(model.W_[0], row, rtol=1e-9, atol=1e-11)
+    assert model.sigma_ == pytest.approx(5.58974720461267, rel=1e-11)
+
+
+def test_one_pass_mtkr_reproduces_the_captured_W():
+    X, _, task = captured_problem()
+    model = MTKR(tol=1e-8, random_state=0).fit(X, X[:, 1] * np.where(task % 2, 1, -1), task)
+    np.testing.assert_allclose(model.W_[0], [
+        0.476481495755803, -0.21113547989078973, 0.27579209256250586, -0.3080217243999927,
+        0.47648148977215626, -0.18607936955548582, 0.476481495755803], rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize(("n", "d", "seed"), [(7, 2, 0), (500, 16, 1), (2800, 16, 2),
+                                              (3500, 3, 3), (900, 64, 4)])
+def test_one_pass_neighbours_equal_scikit_learns_brute_force(n, d, seed):
+    from sklearn.neighbors import NearestNeighbors
+
+    from explorer.solvers.nearest_neighbours import (
+        nearest_neighbours,
+        neighbours_and_mean_distance,
+    )
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, size=d) + 50.0
+    k = min(6, n)
+    reference = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(X)
+    _, dist, idx = neighbours_and_mean_distance(X, k, np.random.default_rng(0))
+    ref_dist, ref_idx = reference.kneighbors(X)
+    np.testing.assert_array_equal(idx, ref_idx)
+    np.testing.assert_allclose(dist[:, 1:], ref_dist[:, 1:], rtol=1e-9)
+    Xq = rng.normal(size=(40, d)) + 50.0
+    dist_q, idx_q = nearest_neighbours(X, Xq, k)
+    np.testing.assert_array_equal(idx_q, reference.kneighbors(Xq)[1])
+
+
+def test_one_pass_sigma_is_the_exact_mean_distance():
+    """Against a correctly rounded sum; the captured two-pass values (which summed the
+    diagonal's rounding noise) agree to 1e-11."""
+    import math
+
+    from explorer.solvers.nearest_neighbours import neighbours_and_mean_distance
+
+    X = np.random.default_rng(5).normal(size=(800, 16))
+    exact = 2 * math.fsum(np.linalg.norm(X[i] - X[i + 1:], axis=1).sum()
+                          for i in range(799)) / (800 * 799)
+    assert neighbours_and_mean_distance(X, 3)[0] == pytest.approx(exact, rel=1e-13)
+    assert mean_pairwise_distance(X) == pytest.approx(exact, rel=1e-13)
+    captured = np.random.default_rng(0).normal(size=(500, 16))
+    assert mean_pairwise_distance(captured) == pytest.approx(5.585702175846286, rel=1e-11)
+    large = np.random.default_rng(3).normal(size=(6000, 20))     # sampled sigma, seeded
+    assert mean_pairwise_distance(large, np.random.default_rng(7)) == pytest.approx(
+        6.242693598501832, rel=1e-11)
+
+
+def test_ties_keep_the_lower_index_and_unproven_rows_are_searched_again():
+    """Integer data: many equal distances, more than the spare candidates, so rows lack the
+    rounding proof and are searched exactly; the result is ordered by (distance, index)."""
+    from explorer.solvers.nearest_neighbours import nearest_neighbours
+
+    X = np.random.default_rng(4).integers(0, 3, size=(300, 4)).astype(float)
+    dist, idx = nearest_neighbours(X, None, 6)
+    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    for i in range(300):
+        order = np.lexsort((np.arange(300), d2[i]))[:6]
+        np.testing.assert_array_equal(idx[i], order)
+        np.testing.assert_array_equal(dist[i] ** 2, d2[i, order])

@@ -384,3 +384,51 @@ def test_average_precision_matches_sklearn_with_and_without_ties():
     assert mean_average_precision(y, scores, task) == pytest.approx(expected)
     assert precision_at_k([1, 0, 1, 1], [0.1, 0.9, 0.8, 0.7], 3) == pytest.approx(2 / 3)
     assert np.isnan(average_precision([0, 0], [0.3, 0.1]))
+
+
+# ---------------------------------------------------------------- per-row kernels (issue 31)
+def test_compiled_row_kernels_equal_the_outer_product_formulas():
+    """The streaming kernels against the (N, F, F) outer-product expressions they replace."""
+    from explorer.solvers.tltf_variational import jj_lambda
+
+    data, U, state = small_problem(seed=3, K=5, n=7, d=3, H=2)
+    rng = np.random.default_rng(0)
+    weight = rng.uniform(0.1, 2.0, size=data.X.shape[0])
+    outer = (weight[:, None, None] * data.X[:, :, None]) * data.X[:, None, :]
+    np.testing.assert_allclose(data.weighted_gram(weight), data.per_task_sum(outer),
+                               rtol=1e-13, atol=1e-14)
+    A = rng.normal(size=(5, 4, 4))
+    S = A @ np.swapaxes(A, 1, 2)
+    quad = np.einsum("nf,nfg,ng->n", data.X, S[data.task], data.X)
+    xi = update_xi(data, np.zeros((5, 4)), S)
+    np.testing.assert_allclose(xi, np.sqrt(quad), rtol=1e-13)
+    m = rng.normal(size=(5, 4))
+    moment = S + m[:, :, None] * m[:, None, :]
+    per_row = (log_expit(xi) + 0.5 * (data.y * np.einsum("nf,nf->n", data.X, m[data.task]) - xi)
+               - jj_lambda(xi) * (np.einsum("nf,nfg,ng->n", data.X, moment[data.task], data.X)
+                                  - xi * xi))
+    from explorer.solvers._tltf_kernels import likelihood_bounds
+
+    next_xi = np.empty_like(xi)
+    np.testing.assert_allclose(
+        likelihood_bounds(data.X, data.y, data.starts, xi, m, moment, next_xi),
+        np.bincount(data.task, weights=per_row), rtol=1e-12)
+    np.testing.assert_array_equal(next_xi, update_xi(data, m, S))
+
+
+def test_fit_reproduces_the_captured_fit():
+    """A fixed-seed fit as captured before the kernels (27f0d32): 60 EM iterations."""
+    ds = make_clustered_tasks(n_tasks=30, n_clusters=3, n_features=5, n_samples_per_task=40,
+                              centred=False, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = TLTF(n_clusters=3, tol=1e-6, max_iter=60, random_state=0).fit(
+            ds.X, ds.y, ds.task, task_features=ds.task_features)
+    assert len(model.objective_history_) == 60
+    assert model.objective_history_[-1] == pytest.approx(-442.6395179156949, rel=1e-12)
+    np.testing.assert_allclose(model.posterior_mean_[0], [
+        0.3973873982146914, 0.0035744333670537642, 1.4320156961364396, -1.1992467335182067,
+        -2.1704934149218102, 3.9550298066157867], rtol=1e-10)
+    np.testing.assert_allclose(np.diag(model.Psi_), [
+        0.05392106504455931, 0.027987182751459748, 0.008197519179527922, 0.017760637611947096,
+        0.025167272214431363, 0.10648210915913464], rtol=1e-10)

@@ -30,6 +30,7 @@ from ..solvers.heterogeneous_neighbors import (
     mean_pairwise_distance,
     vote_features,
 )
+from ..solvers.nearest_neighbours import nearest_neighbours, neighbours_and_mean_distance
 from ..solvers.task_weights import (
     hinge_interior_point_steps,
     square_qp_sweeps,
@@ -84,13 +85,19 @@ class _NeighbourhoodModel(MultiTaskEstimator):
             raise ValueError(f"sigma must be 'mean_distance' or a positive number; got "
                              f"{self.sigma!r}.")
 
-    def _index(self, X: np.ndarray, task: np.ndarray, rng) -> tuple[NearestNeighbors, float]:
-        sigma = mean_pairwise_distance(X, rng) if self.sigma == "mean_distance" else \
-            float(self.sigma)
+    def _training_neighbourhoods(self, X: np.ndarray, task: np.ndarray, rng
+                                 ) -> tuple[Neighbourhoods, float]:
+        """Sigma and every training point's k neighbours (itself excluded), one pass."""
+        k = self.n_neighbors
+        if self.sigma == "mean_distance":
+            sigma, dist, idx = neighbours_and_mean_distance(X, k + 1, rng)
+        else:
+            sigma = float(self.sigma)
+            dist, idx = nearest_neighbours(X, None, k + 1)
         if not sigma > 0:
             raise ValueError(f"{type(self).__name__}: all training points coincide (mean "
                              "pairwise distance 0); give sigma explicitly.")
-        return NearestNeighbors(n_neighbors=self.n_neighbors + 1).fit(X), sigma
+        return heterogeneous_neighbours(dist, idx, task, k, sigma, exclude_self=True), sigma
 
     def neighbourhoods(self, X, task=None) -> Neighbourhoods:
         """The k heterogeneous neighbours of ``X`` among the training points (from all tasks).
@@ -99,8 +106,9 @@ class _NeighbourhoodModel(MultiTaskEstimator):
         """
         check_is_fitted(self, "W_")
         X = np.asarray(X, dtype=np.float64)
-        return heterogeneous_neighbours(self.neighbors_, self.train_task_, X,
-                                        self.n_neighbors, self.sigma_, exclude_self=False)
+        dist, idx = nearest_neighbours(self.train_X_, X, self.n_neighbors)
+        return heterogeneous_neighbours(dist, idx, self.train_task_, self.n_neighbors,
+                                        self.sigma_, exclude_self=False)
 
     def _solve(self, sweeps: Iterator, m: int, dual: bool) -> Iterator[Snapshot]:
         monitor = ConvergenceMonitor(
@@ -211,6 +219,7 @@ class MTKNN(_NeighbourhoodModel):
     sigma_ : float
     classes_ : list of ndarray, task t's two labels
     neighbors_ : fitted ``sklearn.neighbors.NearestNeighbors`` on the training points
+    train_X_ : ndarray (n, d), the training points (the neighbour search's reference set)
     train_task_, train_y_ : ndarray (n,), training tasks and +-1 labels
     n_iter_, converged_, objective_history_
 
@@ -242,9 +251,7 @@ class MTKNN(_NeighbourhoodModel):
             raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
         m = n_tasks_of(task)
         signed, classes = binary_targets(y, task, m, "MTKNN")
-        index, sigma = self._index(X, task, self._rng())
-        nb = heterogeneous_neighbours(index, task, X, self.n_neighbors, sigma,
-                                      exclude_self=True)
+        nb, sigma = self._training_neighbourhoods(X, task, self._rng())
         features = vote_features(nb, signed, m)
         l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
         if self.solver == "paper":
@@ -256,7 +263,9 @@ class MTKNN(_NeighbourhoodModel):
             sweeps = square_qp_sweeps(features, signed, task, m, l1, l2)
         yield from self._solve(sweeps, m, dual=self.solver == "dual")
         self.sigma_ = sigma
-        self.neighbors_ = index
+        self.train_X_ = X
+        self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors + 1,
+                                           algorithm="brute").fit(X)
         self.train_task_ = task.copy()
         self.train_y_ = signed
         self.train_features_ = features
@@ -327,9 +336,7 @@ class MTKR(_NeighbourhoodModel):
         m = n_tasks_of(task)
         target = y.astype(np.float64)
         means = np.bincount(task, weights=target, minlength=m) / np.bincount(task, minlength=m)
-        index, sigma = self._index(X, task, self._rng())
-        nb = heterogeneous_neighbours(index, task, X, self.n_neighbors, sigma,
-                                      exclude_self=True)
+        nb, sigma = self._training_neighbourhoods(X, task, self._rng())
         features = kernel_regression_features(nb, target, m, means)
         l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
         if self.solver == "paper":
@@ -338,7 +345,9 @@ class MTKR(_NeighbourhoodModel):
             sweeps = square_qp_sweeps(features, target, task, m, l1, l2, row_sum=True)
         yield from self._solve(sweeps, m, dual=self.solver == "dual")
         self.sigma_ = sigma
-        self.neighbors_ = index
+        self.train_X_ = X
+        self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors + 1,
+                                           algorithm="brute").fit(X)
         self.train_task_ = task.copy()
         self.train_y_ = target
         self.task_means_ = means

@@ -232,3 +232,24 @@ def hinge_values(S, bounds, H_inv, cidx, cval, w_feasible, penalty, l2, l3):
             combo[cidx[k, e]] += cval[k, e] * mu
     quadratic = combo @ (H_inv @ combo)
     return loss + penalty, alpha_sum - 0.5 * quadratic
+
+
+@njit(cache=True, nogil=True)
+def feasible_values(S, bounds, H_inv, cidx, cval, w, lambda1, lambda2, l2, l3, W):
+    """Fill ``W`` (m, m) with the feasible projection of vec(W) ``w`` (as
+    ``task_weights.project_feasible`` without row sums) and return (objective, dual) there,
+    as :func:`hinge_values`: one compiled call per interior-point step."""
+    m = W.shape[0]
+    for q in range(m):
+        top = max(w[q * m + q], 0.0)
+        for r in range(m):
+            W[q, r] = top if r == q else min(max(w[q * m + r], -top), top)
+    asymmetry = 0.0
+    square = 0.0
+    for q in range(m):
+        for r in range(m):
+            diff = W[q, r] - W[r, q]
+            asymmetry += diff * diff
+            square += W[q, r] * W[q, r]
+    penalty = 0.25 * lambda1 * asymmetry + 0.5 * lambda2 * square
+    return hinge_values(S, bounds, H_inv, cidx, cval, W.ravel(), penalty, l2, l3)

@@ -10,7 +10,8 @@ distance of the training data (Section 4.2). Grouping the neighbours by their ta
 * MT-KR's per-task kernel-regression predictions ``y_hat_ij = sum s y / sum s`` over the
   same groups (Section 3).
 
-The neighbour search is scikit-learn's ``NearestNeighbors``.
+The neighbour search and sigma come from one blocked pass over the distances
+(:mod:`explorer.solvers.nearest_neighbours`).
 """
 
 from __future__ import annotations
@@ -18,37 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
+
+from .nearest_neighbours import SIGMA_EXACT_MAX, mean_pairwise_distance
 
 __all__ = ["Neighbourhoods", "mean_pairwise_distance", "heterogeneous_neighbours",
-           "vote_features", "kernel_regression_features"]
-
-#: Up to this many training points sigma is exact; above, a seeded sample of this size.
-SIGMA_EXACT_MAX = 3000
-
-
-def mean_pairwise_distance(X: np.ndarray, rng: np.random.Generator | None = None) -> float:
-    """Mean Euclidean distance over distinct pairs of rows of ``X`` (n >= 2).
-
-    Exact up to :data:`SIGMA_EXACT_MAX` rows (computed in row blocks, no n x n matrix held);
-    larger inputs use a sample of that many rows drawn with ``rng``.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    if n < 2:
-        raise ValueError(f"the mean pairwise distance needs at least 2 points; got {n}.")
-    if n > SIGMA_EXACT_MAX:
-        rng = np.random.default_rng(0) if rng is None else rng
-        X = X[rng.choice(n, SIGMA_EXACT_MAX, replace=False)]
-        n = SIGMA_EXACT_MAX
-    sq = np.einsum("ij,ij->i", X, X)
-    total = 0.0
-    for start in range(0, n, 512):
-        block = X[start:start + 512]
-        d2 = sq[start:start + 512, None] + sq[None, :] - 2.0 * block @ X.T
-        total += np.sqrt(np.maximum(d2, 0.0)).sum()
-    # the diagonal contributes (numerically) ~0; dividing by the off-diagonal count
-    return float(total / (n * (n - 1)))
+           "vote_features", "kernel_regression_features", "SIGMA_EXACT_MAX"]
 
 
 @dataclass(frozen=True)
@@ -70,25 +45,25 @@ class Neighbourhoods:
     task: np.ndarray
 
 
-def heterogeneous_neighbours(index: NearestNeighbors, train_task: np.ndarray, Xq: np.ndarray,
-                             k: int, sigma: float, *, exclude_self: bool) -> Neighbourhoods:
-    """Query a fitted ``NearestNeighbors`` for the k neighbours of ``Xq`` from all tasks.
+def heterogeneous_neighbours(distances: np.ndarray, indices: np.ndarray,
+                             train_task: np.ndarray, k: int, sigma: float, *,
+                             exclude_self: bool) -> Neighbourhoods:
+    """The k heterogeneous neighbours from a search's ``distances`` / ``indices`` (nq, k or
+    k + 1), nearest first.
 
-    With ``exclude_self`` the queries are the training points themselves (in order), and a
-    point's own row is removed from its neighbour list (ties at distance 0 with a duplicate
-    are kept: only the row itself is dropped).
+    With ``exclude_self`` the queries are the training points themselves (in order), searched
+    for k + 1 neighbours, and a point's own row is removed from its list (ties at distance 0
+    with a duplicate are kept: only the row itself is dropped).
     """
+    dist, idx = distances, indices
     if exclude_self:
-        dist, idx = index.kneighbors(Xq, n_neighbors=k + 1)
-        own = idx == np.arange(Xq.shape[0])[:, None]
+        own = idx == np.arange(idx.shape[0])[:, None]
         # drop the own row where found, else the farthest of the k + 1
         drop = np.where(own.any(axis=1), own.argmax(axis=1), k)
         keep = np.ones_like(own)
-        keep[np.arange(Xq.shape[0]), drop] = False
+        keep[np.arange(idx.shape[0]), drop] = False
         dist = dist[keep].reshape(-1, k)
         idx = idx[keep].reshape(-1, k)
-    else:
-        dist, idx = index.kneighbors(Xq, n_neighbors=k)
     sim = np.exp(-(dist ** 2) / (2.0 * sigma ** 2))
     return Neighbourhoods(index=idx, similarity=sim, task=train_task[idx])
 

@@ -287,7 +287,7 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     s = [np.ones(n), np.ones(n), np.ones(p)]
     lam = [np.full(n, 0.5), np.full(n, 0.5), np.ones(p)]
     if compiled:
-        from ._task_weight_kernels import hinge_values, ipm_step
+        from ._task_weight_kernels import feasible_values, ipm_step
 
         S = np.ascontiguousarray(signed)
         cidx = np.zeros((p, 2), dtype=np.int64)
@@ -299,13 +299,12 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     while True:
         if compiled:
             ipm_step(S, bounds, H, cidx, cval, w, xi, *s, *lam)
+            W = np.empty((m, m))
+            objective, dual = feasible_values(S, bounds, H_inv, cidx, cval, w, lambda1,
+                                              lambda2, lam[1], lam[2], W)
         else:
             w, xi, s, lam = _interior_point_step(qp, w, xi, s, lam)
-        W = project_feasible(w.reshape(m, m), False)
-        if compiled:
-            objective, dual = hinge_values(S, bounds, H_inv, cidx, cval, W.ravel(),
-                                           _penalty(W, lambda1, lambda2), lam[1], lam[2])
-        else:
+            W = project_feasible(w.reshape(m, m), False)
             objective = task_weight_objective(W, F, y, task, "hinge", lambda1, lambda2)
             alpha = np.clip(lam[1], 0.0, 1.0)
             combo = qp.combine(alpha) + qp.C.T @ np.maximum(lam[2], 0.0)
@@ -315,7 +314,13 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the kernels on a tiny problem."""
+    """Compile (or load from numba's cache) the kernels on a tiny problem: the solvers' and
+    the neighbour pass's (float64 with sigma, float32 without)."""
+    from .nearest_neighbours import nearest_neighbours, neighbours_and_mean_distance
+
+    points = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]])
+    neighbours_and_mean_distance(points, 2)
+    nearest_neighbours(points, None, 2)
     F = np.array([[1.0, 0.5], [0.2, -1.0], [0.3, 0.1]])
     y, task = np.array([1.0, -1.0, 1.0]), np.array([0, 1, 1])
     next(square_qp_sweeps(F, y, task, 2, 1.0, 1.0, row_sum=True))

@@ -36,9 +36,11 @@ the ``m_k``, ``Psi = 1/K sum_k (V_k + sum_h phi_kh (m_k - lambda_h)(m_k - lambda
 isotropic version ``tr/F I``), and Gamma by a phi-weighted multinomial logistic regression
 with penalty ``gamma_l2 / 2 ||Gamma||^2`` solved by Newton's method.
 
-Per-task blocks are stacked: examples sorted by task, per-task sums by ``np.add.reduceat``,
-per-task F x F matrices as (K, F, F) arrays with batched Cholesky factorisations. The cost of
-one E-step sweep is O(N F^2 + K F^3): linear in the number of tasks.
+Per-task blocks are stacked: examples sorted by task, per-task F x F matrices as (K, F, F)
+arrays with batched Cholesky factorisations. The per-row work (xi, the weighted Gram sums of
+Eq. 4, the likelihood part of the bound) runs in compiled kernels that stream over the rows
+once (:mod:`explorer.solvers._tltf_kernels`), with no (N, F, F) temporaries. The cost of one
+E-step sweep is O(N F^2 + K F^3): linear in the number of tasks.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ __all__ = [
     "fit_gate",
     "per_task_ridge_logistic",
     "em_objective",
+    "warm_up",
 ]
 
 
@@ -103,6 +106,17 @@ class StackedLogisticTasks:
         """Sum of per-row ``values`` (N, ...) within each task -> (K, ...)."""
         return np.add.reduceat(values, self.starts, axis=0)
 
+    def weighted_gram(self, weight: np.ndarray) -> np.ndarray:
+        """``sum_{i in task k} weight_i x_i x_i^T`` for every task, shape (K, F, F)."""
+        from ._tltf_kernels import weighted_gram
+
+        return weighted_gram(_floats(self.X), self.starts.astype(np.int64),
+                             _floats(weight))
+
+
+def _floats(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
+
 
 @dataclass(frozen=True)
 class VariationalState:
@@ -143,15 +157,12 @@ def _second_moment(m: np.ndarray, V: np.ndarray) -> np.ndarray:
     return V + m[:, :, None] * m[:, None, :]
 
 
-def _quad_rows(data: StackedLogisticTasks, S: np.ndarray) -> np.ndarray:
-    """``x_i^T S_{task(i)} x_i`` for every row, shape (N,)."""
-    XS = np.einsum("nf,nfg->ng", data.X, S[data.task], optimize=False)
-    return np.einsum("ng,ng->n", XS, data.X)
-
-
 def update_xi(data: StackedLogisticTasks, m: np.ndarray, V: np.ndarray) -> np.ndarray:
     """Eq. 3: ``xi_i = sqrt(x_i^T (V_k + m_k m_k^T) x_i)``, shape (N,)."""
-    return np.sqrt(np.maximum(_quad_rows(data, _second_moment(m, V)), 0.0))
+    from ._tltf_kernels import xi_from_moments
+
+    return xi_from_moments(_floats(data.X), data.starts.astype(np.int64),
+                           _second_moment(m, V))
 
 
 def _psi_inverse(Psi: np.ndarray) -> np.ndarray:
@@ -168,8 +179,7 @@ def update_posterior(data: StackedLogisticTasks, xi: np.ndarray, phi: np.ndarray
     Returns ``m`` (K, F), ``V`` (K, F, F) and ``log|V_k|`` (K,).
     """
     weight = 2.0 * jj_lambda(xi)
-    outer = (weight[:, None, None] * data.X[:, :, None]) * data.X[:, None, :]
-    precision = Psi_inv[None] + data.per_task_sum(outer)
+    precision = Psi_inv[None] + data.weighted_gram(weight)
     chol = np.linalg.cholesky(precision)
     eye = np.broadcast_to(np.eye(Psi_inv.shape[0]), precision.shape)
     inv_chol = np.linalg.solve(chol, eye)
@@ -196,21 +206,29 @@ def update_phi(m: np.ndarray, Lambda: np.ndarray, Psi_inv: np.ndarray,
 def task_bounds(data: StackedLogisticTasks, state: VariationalState,
                 log_prior: np.ndarray) -> np.ndarray:
     """The variational lower bound of each task's log marginal likelihood, shape (K,)."""
+    return _bounds_and_next_xi(data, state, log_prior)[0]
+
+
+def _bounds_and_next_xi(data: StackedLogisticTasks, state: VariationalState,
+                        log_prior: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`task_bounds` and, from the same quadratic forms, :func:`update_xi` at the
+    state's (m, V) (the next sweep's first block)."""
+    from ._tltf_kernels import likelihood_bounds
+
     F = state.m.shape[1]
     Psi_inv = _psi_inverse(state.Psi)
     _, logdet_Psi = np.linalg.slogdet(state.Psi)
     xi, m, V, phi = state.xi, state.m, state.V, state.phi
-    mx = np.einsum("nf,nf->n", data.X, m[data.task])
-    quad = _quad_rows(data, _second_moment(m, V))
-    per_row = log_expit(xi) + 0.5 * (data.y * mx - xi) - jj_lambda(xi) * (quad - xi * xi)
-    likelihood = np.bincount(data.task, weights=per_row, minlength=data.n_tasks)
+    next_xi = np.empty(data.X.shape[0])
+    likelihood = likelihood_bounds(_floats(data.X), _floats(data.y), data.starts.astype(np.int64),
+                                   _floats(xi), _floats(m), _second_moment(m, V), next_xi)
     safe_phi = np.where(phi > 0, phi, 1.0)
     gate = np.sum(phi * log_prior, axis=1) - np.sum(phi * np.log(safe_phi), axis=1)
     trace = np.einsum("fg,kgf->k", Psi_inv, V)
     prior = (-0.5 * logdet_Psi - 0.5 * trace
              - 0.5 * np.sum(phi * _mahalanobis(m, state.Lambda, Psi_inv), axis=1)
              + 0.5 * F + 0.5 * state.logdet_V)
-    return likelihood + gate + prior
+    return likelihood + gate + prior, next_xi
 
 
 def e_step(data: StackedLogisticTasks, state: VariationalState, log_prior: np.ndarray, *,
@@ -220,12 +238,13 @@ def e_step(data: StackedLogisticTasks, state: VariationalState, log_prior: np.nd
     Psi_inv = _psi_inverse(state.Psi)
     previous = -np.inf
     sweeps = 0
+    xi = update_xi(data, state.m, state.V)
     for sweeps in range(1, max_sweeps + 1):  # noqa: B007 -- the count is returned
-        xi = update_xi(data, state.m, state.V)
         m, V, logdet_V = update_posterior(data, xi, state.phi, state.Lambda, Psi_inv)
         phi = update_phi(m, state.Lambda, Psi_inv, log_prior)
         state = replace(state, xi=xi, m=m, V=V, logdet_V=logdet_V, phi=phi)
-        bound = float(task_bounds(data, state, log_prior).sum())
+        bounds, xi = _bounds_and_next_xi(data, state, log_prior)
+        bound = float(bounds.sum())
         if abs(bound - previous) <= tol * max(abs(bound), 1.0):
             break
         previous = bound
@@ -320,9 +339,20 @@ def per_task_ridge_logistic(data: StackedLogisticTasks, l2: float = 1.0, *,
         s = np.exp(log_expit(-data.y * z))                   # sigma(-y z)
         grad = -data.per_task_sum((data.y * s)[:, None] * data.X) + l2 * theta
         w = s * (1.0 - s)
-        hess = data.per_task_sum((w[:, None, None] * data.X[:, :, None]) * data.X[:, None, :])
+        hess = data.weighted_gram(w)
         step = np.linalg.solve(hess + l2 * eye, grad[:, :, None])[:, :, 0]
         theta = theta - step
         if np.max(np.abs(step)) < 1e-10:
             break
     return theta
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels on a tiny problem."""
+    X = np.array([[1.0, 0.5], [0.2, 1.0], [0.3, 1.0]])
+    data, _ = StackedLogisticTasks.build(X, np.array([1.0, -1.0, 1.0]), np.array([0, 1, 1]), 2)
+    state = VariationalState(xi=np.ones(3), m=np.zeros((2, 2)), V=np.stack([np.eye(2)] * 2),
+                             logdet_V=np.zeros(2), phi=np.ones((2, 1)), Lambda=np.zeros((2, 1)),
+                             Gamma=np.zeros((1, 1)), Psi=np.eye(2))
+    e_step(data, state, np.zeros((2, 1)), max_sweeps=1)
+    per_task_ridge_logistic(data, n_newton=1)
