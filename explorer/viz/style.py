@@ -12,7 +12,7 @@ from __future__ import annotations
 from bokeh.palettes import Category10_10, Category20_20, Dark2_8, RdBu11
 
 __all__ = ["AXIS_FONT", "DIVERGING", "TICK_FONT", "TITLE_FONT", "ZERO_COLOR", "label_colors",
-           "label_orientation", "style_figure", "task_colors"]
+           "label_orientation", "set_columns", "style_figure", "task_colors"]
 
 TITLE_FONT = "13pt"
 AXIS_FONT = "12pt"
@@ -80,3 +80,22 @@ def category_ticks(axis, n_categories: int) -> None:
             one.ticker = CustomJSTicker()
         elif not crowded and isinstance(one.ticker, CustomJSTicker):
             one.ticker = CategoricalTicker()
+
+
+def set_columns(source, **columns) -> None:
+    """Give ``source`` these columns, keeping its others: one whole new ``data``.
+
+    Never ``source.data.update(...)``: that sends only the named columns, and when a held
+    document (Panel's ``hold``, as every frame and data change of the app is sent) later
+    replaces the source's whole ``data``, Bokeh folds the replacement into the earlier
+    event and still sends only those columns. A data set with another number of tasks then
+    reached the browser as columns of two lengths ("columns of inconsistent lengths",
+    "Size mismatch", "Offset is outside the bounds of the DataView").
+
+    >>> from bokeh.models import ColumnDataSource
+    >>> source = ColumnDataSource({"x": [1, 2], "y": [0, 0]})
+    >>> set_columns(source, y=[3, 4])
+    >>> source.data["x"], source.data["y"]
+    ([1, 2], [3, 4])
+    """
+    source.data = {**source.data, **columns}

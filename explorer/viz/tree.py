@@ -36,7 +36,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import category_ticks, task_colors
+from .style import category_ticks, set_columns, task_colors
 from .style import style_figure as _style
 from .tree_layout import class_palette, shorten, text_width, tidy_x
 
@@ -544,21 +544,21 @@ class TreeDiagram:
         hi = max(x_of[i] + extent[i][1] for i in ids) - lo + self.margin
         x = np.array([x_of[i] for i in ids], dtype=np.float32) - np.float32(lo)
         w = np.array([b[0] for b in self._box], dtype=np.float32)
-        self.nodes.data.update(x=x)
+        set_columns(self.nodes, x=x)
         row_of = self._row
         if self._edge_child:
             parent_of = {c: p for p, pair in self._children.items() for c in pair}
-            self.edges.data.update(x0=x[[row_of[parent_of[c]] for c in self._edge_child]],
+            set_columns(self.edges, x0=x[[row_of[parent_of[c]] for c in self._edge_child]],
                                    x1=x[[row_of[c] for c in self._edge_child]])
         if self._bar_node:
             rows = np.array([row_of[n] for n in self._bar_node])
             span = np.asarray(self._bar_span, dtype=np.float32)
             left_edge = x[rows] - w[rows] / 2
-            self.bars.data.update(left=left_edge + span[:, 0] * w[rows],
+            set_columns(self.bars, left=left_edge + span[:, 0] * w[rows],
                                   right=left_edge + span[:, 1] * w[rows])
         if self._leaf_node:
             rows = np.array([row_of[n] for n in self._leaf_node])
-            self.leaves.data.update(x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
+            set_columns(self.leaves, x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
         deepest = max(self._depth[i] for i in ids)
         self._frame(hi, self.margin - self._height_at_depth(deepest), reserve_depth)
 
@@ -819,13 +819,13 @@ class GainBars:
         and a few ms of the server's time a frame at 100 tasks."""
         m = len(self.task_names)
         if node is None or node.get("gains") is None:
-            self.source.data.update(**self._numbers(m))
+            set_columns(self.source, **self._numbers(m))
             self.ig_j_line.visible = False
             self.figure.title.text = ("Per-task gain of the chosen split (bits)" if node is None
                                       else f"node {node['node']}: a leaf, no split")
             return
         gains = np.nan_to_num(np.asarray(node["gains"]["task"], dtype=float))
-        self.source.data.update(**self._numbers(m, gains, node["deciding_task"]))
+        set_columns(self.source, **self._numbers(m, gains, node["deciding_task"]))
         g = node["gains"]
         self.ig_j_line.location = float(g["ig_j"])
         self.ig_j_line.visible = True
