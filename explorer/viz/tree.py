@@ -70,6 +70,21 @@ def _ink(fill: str) -> str:
     return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
 
 
+
+def _appended(column, values: list):
+    """``column`` (list or array) with ``values`` after its end, as a new column."""
+    if isinstance(column, np.ndarray):
+        return np.concatenate([column, np.asarray(values, dtype=column.dtype)])
+    return [*column, *values]
+
+
+def _patched(column, changes: list):
+    """``column`` with ``(row, value)`` ``changes`` applied, as a new column."""
+    column = column.copy() if isinstance(column, np.ndarray) else list(column)
+    for row, value in changes:
+        column[row] = value
+    return column
+
 class TreeDiagram:
     """The tree as a node-link diagram, patched in place as it grows.
 
@@ -190,6 +205,9 @@ class TreeDiagram:
             limits=[self.min_scale, self.max_scale, self.max_frame_height,
                     self.min_frame[1]]))
         self.extent.js_on_change("data", fit)
+        # and a new width (a resized window, the sidebar shown or hidden): BokehJS sets the
+        # plot's inner width after laying it out; a new height alone needs no refit
+        fig.js_on_change("inner_width", fit)
         # a hidden glyph puts the extent in the figure's document (else it never syncs)
         fig.scatter("lo", "height", source=self.extent, visible=False)
         fig.add_layout(self.class_legend, "above")
@@ -435,13 +453,17 @@ class TreeDiagram:
                 if node_id in self._processed:
                     patches["fill"].append((self._row[node_id], fill))
             self._highlight = highlight
+        # new rows and changed cells as whole new columns, not stream/patch: a frame held
+        # with the tree's reset (a new data set) sent those after the reset's replacement
+        # and the browser had rows past the ends of its columns (see ``set_columns``)
         for source, rows in ((self.nodes, new_rows), (self.edges, new_edges),
                              (self.bars, new_bars), (self.leaves, new_leaves)):
             if next(iter(rows.values())):
-                source.stream(rows)
+                set_columns(source, **{c: _appended(source.data[c], rows[c]) for c in rows})
         patches = {c: p for c, p in patches.items() if p}
         if patches:
-            self.nodes.patch(patches)
+            set_columns(self.nodes, **{c: _patched(self.nodes.data[c], p)
+                                       for c, p in patches.items()})
         self._place(reserve_depth)
         if cut:
             self.note.text = (f"Cut: the first {len(nodes)} of {n_total} nodes are drawn; "
@@ -581,7 +603,7 @@ class TreeDiagram:
 #: The scale fills the width, up to ``max_scale`` and ``max_frame_height``; below
 #: ``min_scale`` the drawing keeps that scale and shows its left part (pan for the rest).
 #: Runs when a frame brings a new extent, and when the figure's width changes (a resized
-#: window, the sidebar hidden or shown: a ResizeObserver on the figure, made once).
+#: window, the sidebar hidden or shown: the plot's ``inner_width``).
 _FIT_JS = """
 // Client-only changes ({sync: false}): the fit is the browser's business, and sending
 // ranges, frame height and fonts back cost the server ~170 ms of CPU per data change.
@@ -629,15 +651,6 @@ function fit() {
   if (pan_note.visible != panned) pan_note.setv({visible: panned}, local)
 }
 fit()
-const view = typeof Bokeh === "undefined" ? null : Bokeh.index.find_one(fig)
-if (view != null && view._fit_observer == null && typeof ResizeObserver !== "undefined") {
-  let fitted_width = fig.inner_width
-  view._fit_observer = new ResizeObserver(() => setTimeout(() => {
-    // after Bokeh's own layout of the new size; a new height alone needs no refit
-    if (fig.inner_width != fitted_width) { fitted_width = fig.inner_width; fit() }
-  }, 50))
-  view._fit_observer.observe(view.el)
-}
 """
 
 
