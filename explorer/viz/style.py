@@ -62,8 +62,10 @@ def extent_while_empty(fig) -> None:
     from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer
 
     ranges = [r for r in (fig.x_range, fig.y_range) if isinstance(r, DataRange1d)]
+    # the sources of the glyphs that draw (a legend's hidden swatch has data but no place)
     sources = {id(r.data_source): r.data_source for r in fig.renderers
-               if isinstance(r, GlyphRenderer) and isinstance(r.data_source, ColumnDataSource)}
+               if isinstance(r, GlyphRenderer) and r.visible
+               and isinstance(r.data_source, ColumnDataSource)}
     if not ranges or not sources:
         return
     placeholder = fig.scatter(x=[1.0, 10.0], y=[1.0, 10.0], size=0, alpha=0.0)

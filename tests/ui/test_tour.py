@@ -145,7 +145,7 @@ def test_a_tour_of_the_app_leaves_the_console_clean(app_url, new_page, browser, 
     for title in PAGES:
         show(page, title)
     # hidden pages are left out of the browser's layout passes: the hook found its internals
-    page.wait_for_function(LAYOUT_HOOK_JS + "() !== ''")
+    page.wait_for_function(f"({LAYOUT_HOOK_JS})() !== ''")
     assert page.evaluate(LAYOUT_HOOK_JS) == "applied"
 
     # a run on a model page, driven by every control, with a page switch in the middle
