@@ -14,9 +14,20 @@ smaller one travels as text (a CSV is text: no base64 inflation), well inside th
 
 from __future__ import annotations
 
+import logging
+
 import panel as pn
 import param
 from panel.custom import JSComponent
+
+from explorer._compat import (
+    SHOWN_PAGE_LAYOUT_ESM,
+    VIEW_ELEMENTS_JS,
+    send_at_once,
+    style_new_flex_children,
+)
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CsvUpload", "FramePacer", "ShownPageLayout", "StatusLine", "intro_card",
            "set_flex_objects"]
@@ -87,12 +98,7 @@ class FramePacer(JSComponent):
     watched = param.List(default=[], item_type=str)
     offscreen = param.List(default=[], item_type=str)
 
-    # The acknowledgement is handled on the next tick, not after Panel's 50 ms debounce: it
-    # gates the next frame, and while a debounced change was pending Panel queued every
-    # click of the session behind it (a Pause reached the runner 0.5 s after it was sent).
-    _priority_changes = ["drawn"]
-
-    _esm = """
+    _esm = VIEW_ELEMENTS_JS + """
 export function render({ model, el }) {
   el.style.display = "none";
   const acknowledge = () => {
@@ -100,8 +106,8 @@ export function render({ model, el }) {
     requestAnimationFrame(() => setTimeout(() => { model.drawn = frame; }, 0));
   };
   // Which watched figures are outside the viewport: their views' elements are found by
-  // model id among BokehJS's views (they may arrive after this one: looked for again at
-  // every frame) and observed.
+  // model id (viewElements, explorer/_compat.py; they may arrive after this one: looked
+  // for again at every frame) and observed.
   const offscreen = new Set();
   const observed = new Set();
   const ids = new WeakMap();
@@ -118,16 +124,13 @@ export function render({ model, el }) {
         report();
       });
   const watch = () => {
-    if (observer == null || typeof Bokeh === "undefined") return;
-    const wanted = new Set(model.watched);
-    if ([...wanted].every((id) => observed.has(id))) return;
-    for (const view of Bokeh.index.all_views()) {
-      const id = view.model.id;
-      if (wanted.has(id) && !observed.has(id) && view.el != null) {
-        observed.add(id);
-        ids.set(view.el, id);
-        observer.observe(view.el);
-      }
+    if (observer == null) return;
+    const wanted = new Set(model.watched.filter((id) => !observed.has(id)));
+    if (wanted.size === 0) return;
+    for (const [id, element] of viewElements(wanted)) {
+      observed.add(id);
+      ids.set(element, id);
+      observer.observe(element);
     }
   };
   model.on("frame", () => { acknowledge(); watch(); });
@@ -136,6 +139,11 @@ export function render({ model, el }) {
   watch();
 }
 """
+
+
+# The acknowledgement is handled on the next tick, not after Panel's 50 ms debounce: it gates
+# the next frame (see explorer._compat.send_at_once).
+send_at_once(FramePacer, ["drawn"])
 
 
 class ShownPageLayout(JSComponent):
@@ -162,99 +170,17 @@ class ShownPageLayout(JSComponent):
     then laid out, as before.
     """
 
-    _esm = """
-const PAGE = "explorer-page";
-const isPage = (view) => (view.model.css_classes || []).includes(PAGE);
+    #: What the browser made of the hook: "applied", or "missing: <the internal>"
+    #: (every page is then laid out, as without it; the server logs it).
+    hook = param.String(default="")
 
-// The shown page's slug from the main area's style rule (app.hidden_pages_rule); null when
-// the rule hides every page, undefined when there is no rule (nothing hidden).
-const shownSlug = (main) => {
-  for (const sheet of main.model.stylesheets) {
-    if (typeof sheet === "string" && sheet.includes(PAGE)) {
-      const match = sheet.match(/:not\\(\\.explorer-page-([\\w-]+)\\)/);
-      return match ? match[1] : null;
-    }
-  }
-  return undefined;
-};
+    _esm = SHOWN_PAGE_LAYOUT_ESM
 
-const getterOf = (object, name) => {
-  for (let proto = object; proto != null; proto = Object.getPrototypeOf(proto)) {
-    const found = Object.getOwnPropertyDescriptor(proto, name);
-    if (found != null && found.get != null) return found.get;
-  }
-  return null;
-};
-
-function scope(main) {
-  if (main.__explorer_scoped) return true;   // found before (or by another app's component)
-  const layoutable = getterOf(main, "layoutable_views");
-  if (layoutable == null || typeof main.invalidate_layout !== "function") return false;
-  const hidden = (view) => {
-    if (!isPage(view)) return false;
-    const slug = shownSlug(main);
-    return slug !== undefined && !view.model.css_classes.includes(`${PAGE}-${slug}`);
-  };
-  const waiting = new WeakSet();       // hidden pages that asked for a layout
-  const widthAtHide = new WeakMap();   // page view -> the main area's width when hidden
-  const scoped = new WeakSet();
-  const scopePage = (view) => {
-    if (scoped.has(view) || typeof view.invalidate_layout !== "function") return;
-    scoped.add(view);
-    const own = view.invalidate_layout;
-    view.invalidate_layout = function () {
-      if (hidden(this)) { waiting.add(this); return; }
-      return own.call(this);
-    };
-  };
-  Object.defineProperty(main, "layoutable_views", {
-    configurable: true,
-    get() {
-      const views = layoutable.call(this);
-      for (const view of views) if (isPage(view)) scopePage(view);
-      return views.filter((view) => !hidden(view));
-    },
-  });
-  const switched = () => {
-    let relayout = false;
-    const width = main.bbox.width;
-    for (const view of main.child_views) {
-      if (!isPage(view)) continue;
-      if (hidden(view)) {
-        if (!widthAtHide.has(view)) widthAtHide.set(view, width);
-      } else {
-        if (waiting.has(view) || (widthAtHide.has(view) && widthAtHide.get(view) !== width))
-          relayout = true;
-        waiting.delete(view);
-        widthAtHide.delete(view);
-      }
-    }
-    if (relayout) main.invalidate_layout();
-  };
-  main.model.properties.stylesheets.change.connect(switched);
-  main.__explorer_scoped = true;
-  return true;
-}
-
-export function render({ el }) {
-  el.style.display = "none";
-  // The main area is another root of the document: looked for until found (its view may
-  // come after this one). Every main area found is scoped (a notebook may show two apps).
-  const find = () => {
-    if (typeof Bokeh === "undefined") return false;
-    let found = false;
-    for (const view of Bokeh.index.all_views()) {
-      const children = view.child_views;   // an array on layouts (not on every view)
-      if (Array.isArray(children) && children.some(isPage)) found = scope(view) || found;
-    }
-    return found;
-  };
-  if (!find()) {
-    let tries = 0;
-    const timer = setInterval(() => { if (find() || ++tries > 600) clearInterval(timer); }, 100);
-  }
-}
-"""
+    @param.depends("hook", watch=True)
+    def _report_hook(self) -> None:
+        if self.hook.startswith("missing"):
+            log.warning("ShownPageLayout: BokehJS hook not applied (%s); hidden pages are laid "
+                        "out with the shown one. See explorer/_compat.py.", self.hook)
 
 
 class StatusLine(JSComponent):
@@ -303,16 +229,10 @@ def set_flex_objects(box: pn.FlexBox, objects: list) -> None:
     page was first sent (the kit's figures below the fold, the Tasks page's scatters) went
     out unstyled, and the next change of a plain layout (a page switch) restyled them all at
     once: ~0.4 s of the browser's time on a page switch, measured. Here the same hooks
-    run on ``box`` once its children are set. Panel keeps the hooks' entry point private
-    (``_preprocess``, called on the root's view, as its own layouts do).
+    run on ``box`` once its children are set (:func:`explorer._compat.style_new_flex_children`).
     """
-    from panel.io.state import state
-
     box.objects = objects
-    for ref in list(box._models):
-        root_view = state._views.get(ref)   # (the root's viewable, its model, doc, comm)
-        if root_view is not None:
-            root_view[0]._preprocess(root_view[1], box)
+    style_new_flex_children(box)
 
 
 def intro_card(markdown: str, *, collapsed: bool = True, font_size: str = "15px") -> pn.Card:

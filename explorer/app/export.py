@@ -20,9 +20,9 @@ from contextlib import contextmanager
 
 import numpy as np
 import panel as pn
-from bokeh.embed import file_html
 from bokeh.models import SaveTool
-from bokeh.resources import INLINE
+
+from explorer.viz.standalone import standalone_html
 
 __all__ = ["PageTools", "dataset_code", "figures_html", "fresh_curdoc", "savable"]
 
@@ -73,7 +73,8 @@ def fresh_curdoc():
 
 
 def figures_html(figures: Sequence, title: str) -> str:
-    """One standalone HTML document of ``figures`` (Bokeh models), JavaScript inline.
+    """One standalone HTML document of ``figures`` (Bokeh models), JavaScript inline, nothing
+    to fetch (:func:`explorer.viz.standalone.standalone_html`).
 
     The figures may belong to a live session's document: Bokeh serialises them in a
     temporary document of their own and leaves the session's untouched.
@@ -84,7 +85,7 @@ def figures_html(figures: Sequence, title: str) -> str:
                 f"{html.escape(title)}</title></head><body><p>Nothing drawn yet.</p>"
                 "</body></html>")
     with fresh_curdoc():
-        return file_html(figures, resources=INLINE, title=title)
+        return standalone_html(figures, title)
 
 
 class PageTools(pn.viewable.Viewer):

@@ -19,11 +19,9 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh renderer)
 import numpy as np
 import pandas as pd
-from bokeh.embed import components
-from bokeh.embed.bundle import bundle_for_objs_and_resources
-from bokeh.resources import Resources
 
 from . import style
+from .standalone import standalone_html
 
 __all__ = ["bar_plot", "bokeh_model", "comparison_plot", "pair_frame", "pair_plot",
            "relationship_plot",
@@ -206,46 +204,18 @@ def relationship_plot(result, *, truth=None, size: int = 240, limit: int = MAX_M
     return hv.Layout(panels).cols(3) if panels else None
 
 
-def _standalone(blocks: list, title: str) -> str:
-    """One HTML document of ``blocks`` in order (each trusted, already escaped HTML text or
-    a Bokeh model), with only inline scripts and styles (Bokeh's and its extensions')."""
-    figures = [b for b in blocks if not isinstance(b, str)]
-    resources = Resources(mode="inline")
-    bundle = bundle_for_objs_and_resources(figures, resources)
-    # bundle.js_files / css_files list the models' external __javascript__ (e.g. Panel's,
-    # once Panel is imported anywhere in the process): left out, the page needs none.
-    scripts = "\n".join(f'<script type="text/javascript">{code}</script>'
-                        for code in bundle.js_raw)
-    styles = "\n".join(f"<style>{css}</style>" for css in bundle.css_raw)
-    script, divs = components(figures) if figures else ("", [])
-    divs = iter(divs)
-    body = "\n".join(b if isinstance(b, str) else f'<div class="figure">{next(divs)}</div>'
-                     for b in blocks)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{html.escape(title)}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }}
-table.mtl-compare {{ border-collapse: collapse; margin: 0.5em 0 1.5em; }}
-table.mtl-compare caption {{ caption-side: bottom; text-align: left; font-size: 0.9em;
-  color: #555; padding-top: 0.4em; }}
-table.mtl-compare th, table.mtl-compare td {{ border-bottom: 1px solid #ddd;
-  padding: 0.3em 0.8em; text-align: right; }}
-table.mtl-compare th:first-child {{ text-align: left; }}
-table.mtl-compare td.best {{ background: #eef5ff; }}
-dl.settings {{ display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }}
-dl.settings dt {{ font-weight: 600; }}
-</style>
-{styles}
-{scripts}
-</head>
-<body>
-{body}
-{script}
-</body>
-</html>
+#: The report's own styles (tables, settings).
+REPORT_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+table.mtl-compare { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+table.mtl-compare caption { caption-side: bottom; text-align: left; font-size: 0.9em;
+  color: #555; padding-top: 0.4em; }
+table.mtl-compare th, table.mtl-compare td { border-bottom: 1px solid #ddd;
+  padding: 0.3em 0.8em; text-align: right; }
+table.mtl-compare th:first-child { text-align: left; }
+table.mtl-compare td.best { background: #eef5ff; }
+dl.settings { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dl.settings dt { font-weight: 600; }
 """
 
 
@@ -283,4 +253,4 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
         blocks += ["<h2>Task relationships (each method's, averaged over the trials"
                    + (", beside the truth" if truth else "") + ")</h2>",
                    bokeh_model(matrices)]
-    return _standalone(blocks, title)
+    return standalone_html(blocks, title, REPORT_CSS)

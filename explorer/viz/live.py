@@ -34,6 +34,7 @@ from .style import (
     ZERO_COLOR,
     category_ticks,
     label_orientation,
+    set_columns,
     style_figure,
 )
 
@@ -230,7 +231,7 @@ class MatrixHeatmap:
             raise ValueError(f"MatrixHeatmap.update: matrix must have shape {self.shape}; "
                              f"got {matrix.shape}.")
         self._values = matrix.copy()
-        self.source.data.update(self._columns(matrix))
+        set_columns(self.source, **self._columns(matrix))
 
 
 class CurveView:
@@ -366,7 +367,7 @@ class BarView:
         hl = set(int(h) for h in highlight)
         alpha = [(1.0 if (not hl or t in hl) else 0.45) for t in range(m)
                  for _ in self.series]
-        self.source.data.update({"value": value, "alpha": alpha})
+        set_columns(self.source, value=value, alpha=alpha)
 
     def set_threshold(self, value: float | None) -> None:
         """Show a dashed line at ``value`` (hide it with None)."""

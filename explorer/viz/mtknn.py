@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, TapTool
 from bokeh.plotting import figure
+from sklearn.base import is_classifier
 
 from .live import CurveView
 from .style import DIVERGING, style_figure, task_colors
@@ -31,7 +32,7 @@ def neighbour_votes(model, x: np.ndarray, task: int) -> dict:
     nb = model.neighbourhoods(x)
     index, tasks, sim = nb.index[0], nb.task[0], nb.similarity[0]
     weight = model.W_[task, tasks] * sim * model.train_y_[index]
-    if model._estimator_type == "classifier":
+    if is_classifier(model):
         votes = weight
         decision = model.classes_[task][1] if votes.sum() > 0 else model.classes_[task][0]
     else:
@@ -90,6 +91,7 @@ class NeighbourInspector:
             self.figure.title.text = "Neighbour inspector: needs 2-D tasks"
             return
         self.model, self.test = model, test
+        self._train_X = train.X      # the neighbour indices are rows of the fitted data
         self.names = [str(n) for n in train.task_names]
         colors = np.array(task_colors(train.n_tasks))
         names = [str(n) for n in train.task_names]
@@ -104,7 +106,7 @@ class NeighbourInspector:
         """Draw the neighbours of test point ``i``; returns :func:`neighbour_votes`' dict."""
         x, t = self.test.X[i], int(self.test.task[i])
         info = neighbour_votes(self.model, x, t)
-        train_X = self.model.neighbors_._fit_X
+        train_X = self._train_X
         scale = max(float(np.abs(info["vote"]).max()), 1e-12)
         self.links.data = {
             "x0": [float(x[0])] * len(info["index"]), "y0": [float(x[1])] * len(info["index"]),

@@ -16,7 +16,7 @@ from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import category_ticks, label_orientation, style_figure
+from .style import category_ticks, label_orientation, set_columns, style_figure
 
 __all__ = ["OUTCOME_COLORS", "OutlierBars", "OutlierScoresView", "detection_outcomes"]
 
@@ -145,7 +145,7 @@ class OutlierBars:
         if scores.shape != (len(self.task_names),):
             raise ValueError(f"OutlierBars.update: scores must have shape "
                              f"({len(self.task_names)},); got {scores.shape}.")
-        self.source.data.update(self._columns(scores))
+        set_columns(self.source, **self._columns(scores))
 
 
 class OutlierScoresView(LiveView):

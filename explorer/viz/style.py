@@ -12,7 +12,7 @@ from __future__ import annotations
 from bokeh.palettes import Category10_10, Category20_20, Dark2_8, RdBu11
 
 __all__ = ["AXIS_FONT", "DIVERGING", "TICK_FONT", "TITLE_FONT", "ZERO_COLOR", "label_colors",
-           "label_orientation", "style_figure", "task_colors"]
+           "label_orientation", "set_columns", "style_figure", "task_colors"]
 
 TITLE_FONT = "13pt"
 AXIS_FONT = "12pt"
@@ -37,13 +37,51 @@ def label_colors(n_labels: int) -> list[str]:
 
 
 def style_figure(fig):
-    """Fonts of the title, axis labels and ticks; no Bokeh logo. Returns ``fig``."""
+    """Fonts of the title, axis labels and ticks; no Bokeh logo; ranges that stay defined
+    while the figure has no data (:func:`extent_while_empty`). Returns ``fig``."""
     fig.title.text_font_size = TITLE_FONT
     for axis in (fig.xaxis, fig.yaxis):
         axis.axis_label_text_font_size = AXIS_FONT
         axis.major_label_text_font_size = TICK_FONT
     fig.toolbar.logo = None
+    extent_while_empty(fig)
     return fig
+
+
+def extent_while_empty(fig) -> None:
+    """Give ``fig``'s automatic ranges an extent (1 to 10 on both axes, valid on log axes
+    too) while none of its glyphs has data; they follow the data again once some arrive.
+
+    A ``DataRange1d`` over empty sources has no start or end: BokehJS then draws nothing
+    and warns "could not set initial ranges" (or, on a log axis, "could not determine
+    minimum data value") at every paint, and a live view is empty until its first frame.
+    Here a transparent placeholder glyph is the data while the sources are empty: the
+    ranges count visible glyphs only, and the placeholder is visible exactly then. A figure
+    without automatic ranges, or without glyphs yet, is left as it is.
+    """
+    from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer
+
+    ranges = [r for r in (fig.x_range, fig.y_range) if isinstance(r, DataRange1d)]
+    # the sources of the glyphs that draw (a legend's hidden swatch has data but no place)
+    sources = {id(r.data_source): r.data_source for r in fig.renderers
+               if isinstance(r, GlyphRenderer) and r.visible
+               and isinstance(r.data_source, ColumnDataSource)}
+    if not ranges or not sources:
+        return
+    placeholder = fig.scatter(x=[1.0, 10.0], y=[1.0, 10.0], size=0, alpha=0.0)
+    for data_range in ranges:
+        data_range.only_visible = True
+        if data_range.renderers and data_range.renderers != "auto":
+            data_range.renderers = [*data_range.renderers, placeholder]
+
+    def follow(attr, old, new) -> None:
+        empty = all(len(next(iter(s.data.values()), ())) == 0 for s in sources.values())
+        if placeholder.visible != empty:
+            placeholder.visible = empty
+
+    for source in sources.values():
+        source.on_change("data", follow)
+    follow("data", None, None)
 
 
 def label_orientation(names, width: int) -> float:
@@ -80,3 +118,22 @@ def category_ticks(axis, n_categories: int) -> None:
             one.ticker = CustomJSTicker()
         elif not crowded and isinstance(one.ticker, CustomJSTicker):
             one.ticker = CategoricalTicker()
+
+
+def set_columns(source, **columns) -> None:
+    """Give ``source`` these columns, keeping its others: one whole new ``data``.
+
+    Never ``source.data.update(...)``: that sends only the named columns, and when a held
+    document (Panel's ``hold``, as every frame and data change of the app is sent) later
+    replaces the source's whole ``data``, Bokeh folds the replacement into the earlier
+    event and still sends only those columns. A data set with another number of tasks then
+    reached the browser as columns of two lengths ("columns of inconsistent lengths",
+    "Size mismatch", "Offset is outside the bounds of the DataView").
+
+    >>> from bokeh.models import ColumnDataSource
+    >>> source = ColumnDataSource({"x": [1, 2], "y": [0, 0]})
+    >>> set_columns(source, y=[3, 4])
+    >>> source.data["x"], source.data["y"]
+    ([1, 2], [3, 4])
+    """
+    source.data = {**source.data, **columns}

@@ -22,7 +22,7 @@ from bokeh.plotting import figure
 from scipy.optimize import linear_sum_assignment
 
 from .live import CurveView, LiveView, MatrixHeatmap
-from .style import style_figure
+from .style import set_columns, style_figure
 
 __all__ = ["PhiView", "PsiScaleView", "GateView", "figure1", "match_clusters",
            "transfer_table_markdown", "slider_ranges", "fit_summary"]
@@ -193,7 +193,7 @@ class GateView:
             return np.zeros(0)
         p_h = self.model.gate_probabilities(task_features)
         proba = self.model.predict_proba_new_task(self._grid, task_features)[:, 1]
-        self.bar_source.data.update({"p": [float(v) for v in p_h]})
+        set_columns(self.bar_source, p=[float(v) for v in p_h])
         self.image_source.data = {"image": [proba.reshape(self.GRID, self.GRID)
                                             .astype(np.float32)]}
         nearest = self._nearest_task(task_features)

@@ -36,7 +36,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import category_ticks, task_colors
+from .style import category_ticks, set_columns, task_colors
 from .style import style_figure as _style
 from .tree_layout import class_palette, shorten, text_width, tidy_x
 
@@ -69,6 +69,21 @@ def _ink(fill: str) -> str:
     r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
     return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
 
+
+
+def _appended(column, values: list):
+    """``column`` (list or array) with ``values`` after its end, as a new column."""
+    if isinstance(column, np.ndarray):
+        return np.concatenate([column, np.asarray(values, dtype=column.dtype)])
+    return [*column, *values]
+
+
+def _patched(column, changes: list):
+    """``column`` with ``(row, value)`` ``changes`` applied, as a new column."""
+    column = column.copy() if isinstance(column, np.ndarray) else list(column)
+    for row, value in changes:
+        column[row] = value
+    return column
 
 class TreeDiagram:
     """The tree as a node-link diagram, patched in place as it grows.
@@ -190,6 +205,9 @@ class TreeDiagram:
             limits=[self.min_scale, self.max_scale, self.max_frame_height,
                     self.min_frame[1]]))
         self.extent.js_on_change("data", fit)
+        # and a new width (a resized window, the sidebar shown or hidden): BokehJS sets the
+        # plot's inner width after laying it out; a new height alone needs no refit
+        fig.js_on_change("inner_width", fit)
         # a hidden glyph puts the extent in the figure's document (else it never syncs)
         fig.scatter("lo", "height", source=self.extent, visible=False)
         fig.add_layout(self.class_legend, "above")
@@ -435,13 +453,17 @@ class TreeDiagram:
                 if node_id in self._processed:
                     patches["fill"].append((self._row[node_id], fill))
             self._highlight = highlight
+        # new rows and changed cells as whole new columns, not stream/patch: a frame held
+        # with the tree's reset (a new data set) sent those after the reset's replacement
+        # and the browser had rows past the ends of its columns (see ``set_columns``)
         for source, rows in ((self.nodes, new_rows), (self.edges, new_edges),
                              (self.bars, new_bars), (self.leaves, new_leaves)):
             if next(iter(rows.values())):
-                source.stream(rows)
+                set_columns(source, **{c: _appended(source.data[c], rows[c]) for c in rows})
         patches = {c: p for c, p in patches.items() if p}
         if patches:
-            self.nodes.patch(patches)
+            set_columns(self.nodes, **{c: _patched(self.nodes.data[c], p)
+                                       for c, p in patches.items()})
         self._place(reserve_depth)
         if cut:
             self.note.text = (f"Cut: the first {len(nodes)} of {n_total} nodes are drawn; "
@@ -544,21 +566,21 @@ class TreeDiagram:
         hi = max(x_of[i] + extent[i][1] for i in ids) - lo + self.margin
         x = np.array([x_of[i] for i in ids], dtype=np.float32) - np.float32(lo)
         w = np.array([b[0] for b in self._box], dtype=np.float32)
-        self.nodes.data.update(x=x)
+        set_columns(self.nodes, x=x)
         row_of = self._row
         if self._edge_child:
             parent_of = {c: p for p, pair in self._children.items() for c in pair}
-            self.edges.data.update(x0=x[[row_of[parent_of[c]] for c in self._edge_child]],
+            set_columns(self.edges, x0=x[[row_of[parent_of[c]] for c in self._edge_child]],
                                    x1=x[[row_of[c] for c in self._edge_child]])
         if self._bar_node:
             rows = np.array([row_of[n] for n in self._bar_node])
             span = np.asarray(self._bar_span, dtype=np.float32)
             left_edge = x[rows] - w[rows] / 2
-            self.bars.data.update(left=left_edge + span[:, 0] * w[rows],
+            set_columns(self.bars, left=left_edge + span[:, 0] * w[rows],
                                   right=left_edge + span[:, 1] * w[rows])
         if self._leaf_node:
             rows = np.array([row_of[n] for n in self._leaf_node])
-            self.leaves.data.update(x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
+            set_columns(self.leaves, x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
         deepest = max(self._depth[i] for i in ids)
         self._frame(hi, self.margin - self._height_at_depth(deepest), reserve_depth)
 
@@ -581,7 +603,7 @@ class TreeDiagram:
 #: The scale fills the width, up to ``max_scale`` and ``max_frame_height``; below
 #: ``min_scale`` the drawing keeps that scale and shows its left part (pan for the rest).
 #: Runs when a frame brings a new extent, and when the figure's width changes (a resized
-#: window, the sidebar hidden or shown: a ResizeObserver on the figure, made once).
+#: window, the sidebar hidden or shown: the plot's ``inner_width``).
 _FIT_JS = """
 // Client-only changes ({sync: false}): the fit is the browser's business, and sending
 // ranges, frame height and fonts back cost the server ~170 ms of CPU per data change.
@@ -629,15 +651,6 @@ function fit() {
   if (pan_note.visible != panned) pan_note.setv({visible: panned}, local)
 }
 fit()
-const view = typeof Bokeh === "undefined" ? null : Bokeh.index.find_one(fig)
-if (view != null && view._fit_observer == null && typeof ResizeObserver !== "undefined") {
-  let fitted_width = fig.inner_width
-  view._fit_observer = new ResizeObserver(() => setTimeout(() => {
-    // after Bokeh's own layout of the new size; a new height alone needs no refit
-    if (fig.inner_width != fitted_width) { fitted_width = fig.inner_width; fit() }
-  }, 50))
-  view._fit_observer.observe(view.el)
-}
 """
 
 
@@ -819,13 +832,13 @@ class GainBars:
         and a few ms of the server's time a frame at 100 tasks."""
         m = len(self.task_names)
         if node is None or node.get("gains") is None:
-            self.source.data.update(**self._numbers(m))
+            set_columns(self.source, **self._numbers(m))
             self.ig_j_line.visible = False
             self.figure.title.text = ("Per-task gain of the chosen split (bits)" if node is None
                                       else f"node {node['node']}: a leaf, no split")
             return
         gains = np.nan_to_num(np.asarray(node["gains"]["task"], dtype=float))
-        self.source.data.update(**self._numbers(m, gains, node["deciding_task"]))
+        set_columns(self.source, **self._numbers(m, gains, node["deciding_task"]))
         g = node["gains"]
         self.ig_j_line.location = float(g["ig_j"])
         self.ig_j_line.visible = True

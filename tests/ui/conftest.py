@@ -4,9 +4,13 @@
   (``http://localhost:<port>/explorer``); the server is started once per test session and
   killed at the end. A server that fails to start fails the tests with its stderr.
 * ``new_page``: a factory of pages, each in a *fresh* browser context (no shared cookies or
-  storage: what a colleague opening a copied link sees). Every console error and every
-  failed request of every page fails the test, except the named, explained console messages
-  in ``ALLOWED_CONSOLE_ERRORS``.
+  storage: what a colleague opening a copied link sees); ``new_page(viewport)`` for another
+  window size. Every console error, every warning of BokehJS (a console warning whose text
+  starts with ``[bokeh``: "could not set initial ranges", "columns of inconsistent
+  lengths"), every uncaught page error and every failed request of every page fails the
+  test, except the named, explained console messages in ``ALLOWED_CONSOLE_ERRORS``.
+* ``watch_console(page)``: the same checks on a page the test made itself (another
+  context, e.g. an offline one); ``console_problems``: the list they fill.
 * ``page``: one such page, 1400 x 900.
 """
 
@@ -108,28 +112,54 @@ def _allowed(text: str) -> bool:
     return any(pattern.search(text) for pattern, _ in ALLOWED_CONSOLE_ERRORS)
 
 
-@pytest.fixture
-def new_page(browser):
-    """Factory: ``new_page()`` opens a page in a fresh context; console errors fail the test."""
-    contexts = []
-    errors: list[str] = []
+def is_problem(kind: str, text: str) -> bool:
+    """Whether a console message of type ``kind`` fails a test: any error, and BokehJS's
+    warnings (its logger prefixes them ``[bokeh <version>]``)."""
+    if kind == "error":
+        return not _allowed(text)
+    return kind == "warning" and text.startswith("[bokeh")
 
-    def make():
-        context = browser.new_context(viewport=VIEWPORT)
+
+@pytest.fixture
+def console_problems():
+    """Every console error, BokehJS warning, page error and failed request seen by the
+    pages of the test (see ``watch_console``); a non-empty list fails the test."""
+    problems: list[str] = []
+    yield problems
+    if problems:
+        pytest.fail(f"{len(problems)} browser console errors and warnings:\n"
+                    + "\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def watch_console(console_problems):
+    """``watch_console(page)``: report the page's console problems to ``console_problems``."""
+    def watch(page):
+        page.on("console", lambda msg: console_problems.append(
+            f"console.{msg.type}: {msg.text}") if is_problem(msg.type, msg.text) else None)
+        page.on("pageerror", lambda exc: console_problems.append(f"page error: {exc}"))
+        page.on("requestfailed", lambda r: console_problems.append(
+            f"request failed: {r.url[:200]} ({r.failure})"))
+        return page
+
+    return watch
+
+
+@pytest.fixture
+def new_page(browser, watch_console):
+    """Factory: ``new_page(viewport=VIEWPORT)`` opens a page in a fresh context; console
+    problems fail the test."""
+    contexts = []
+
+    def make(viewport: dict | None = None):
+        context = browser.new_context(viewport=viewport or VIEWPORT)
         context.set_default_timeout(20_000)
         contexts.append(context)
-        page = context.new_page()
-        page.on("console", lambda msg: errors.append(f"console.{msg.type}: {msg.text}")
-                if msg.type == "error" and not _allowed(msg.text) else None)
-        page.on("pageerror", lambda exc: errors.append(f"page error: {exc}"))
-        page.on("requestfailed", lambda r: errors.append(f"request failed: {r.url[:200]}"))
-        return page
+        return watch_console(context.new_page())
 
     yield make
     for context in contexts:
         context.close()
-    if errors:
-        pytest.fail("browser console errors:\n" + "\n".join(errors), pytrace=False)
 
 
 @pytest.fixture
