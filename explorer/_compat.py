@@ -1,7 +1,7 @@
-"""The project's only uses of private Panel/Bokeh internals, one section per owner.
+"""The project's only uses of private Panel/Bokeh/CPython internals, one section per part.
 
 Everything else goes through the frameworks' public APIs. Each workaround here names the
-upstream issue or release it waits for, and ``tests/test_compat.py`` checks the internal it
+upstream issue or release it waits for, and ``tests/test_compat*.py`` check the internal it
 relies on, so a framework release that changes it fails a test instead of silently undoing
 the fix. Panel and Bokeh are imported inside the functions: ``explorer.viz`` may import this
 module without importing Panel.

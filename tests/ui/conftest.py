@@ -63,8 +63,9 @@ def app_server():
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     log = tempfile.TemporaryFile(mode="w+b")
-    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--port", str(port),
-           f"--allow-websocket-origin=localhost:{port}", "--check-unused-sessions", "500",
+    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--warm",
+           "--port", str(port), f"--allow-websocket-origin=localhost:{port}",
+           "--check-unused-sessions", "500",
            "--unused-session-lifetime", "15000"]
     process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://localhost:{port}/explorer"
