@@ -89,8 +89,9 @@ def start_server(num_procs: int, profile: str | None):
     from explorer.app import CHECK_SESSIONS_MS, SESSION_LIFETIME_MS
 
     # the session lifetimes of ``python -m explorer serve`` (and of the README's command)
-    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--port", str(port),
-           "--address", "127.0.0.1", f"--allow-websocket-origin=localhost:{port}",
+    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--warm",
+           "--port", str(port), "--address", "127.0.0.1",
+           f"--allow-websocket-origin=localhost:{port}",
            f"--allow-websocket-origin=127.0.0.1:{port}", "--num-procs", str(num_procs),
            "--unused-session-lifetime", str(SESSION_LIFETIME_MS),
            "--check-unused-sessions", str(CHECK_SESSIONS_MS)]
