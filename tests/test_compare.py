@@ -102,7 +102,7 @@ def test_same_seeds_same_results_for_every_backend(regression_data):
             "threading, 2 jobs": compare(small_methods(), regression_data, n_jobs=2,
                                          backend="threading", **kwargs)}
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         done = []
         runs["dask"] = compare(small_methods(), regression_data, backend="dask",
                                client=client, callback=lambda d, t: done.append(d), **kwargs)
