@@ -374,3 +374,20 @@ def test_full_speed_is_one_click_away():
     page.runner._fast_btn.clicks += 1
     assert page.runner._speed.value == "unthrottled"
     assert page.runner.session.steps_per_second is None
+
+
+def test_outliers_show_code_writes_the_penalties_in_the_sliders_units():
+    """The sliders are fractions of lambda_max: the code says so (0.2 * lambda_max[...]),
+    and it builds the very penalties the page fits with."""
+    page = build("outliers")
+    page.params.rows = 0.3
+    code = page.code()
+    assert "lambda_rows=0.3 * lambda_max['lambda_rows']" in code
+    assert "lambda_columns=0.2 * lambda_max['lambda_columns']" in code
+    namespace: dict = {}
+    setup = code.split("model = ")[0]   # the imports, the data and lambda_max, then the model
+    exec(compile(setup + "model = " + code.split("model = ")[1].splitlines()[0],  # noqa: S102
+                 "<outliers code>", "exec"), namespace)
+    made = page.page.make(page.params, int(page.state.init_seed), page.state.train)
+    assert namespace["model"].lambda_rows == pytest.approx(made.lambda_rows, rel=1e-12)
+    assert namespace["model"].lambda_columns == pytest.approx(made.lambda_columns, rel=1e-12)

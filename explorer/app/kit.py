@@ -164,6 +164,10 @@ class ModelPage:
     after : callable (estimator, FitInputs) -> dict, optional
         Further work on the fit's worker once the fit and the baselines are done (e.g. a
         held-out evaluation); its result is ``FitResult.extra``.
+    code_terms : callable (params) -> (list of str, dict name -> str), optional
+        For "Show code", in the units of the page's sliders: lines computed from ``train``
+        before the model (e.g. ``lambda_max = ...``) and the estimator's parameters written
+        as expressions of them (e.g. ``lambda_rows='0.2 * lambda_max["lambda_rows"]'``).
     """
 
     slug: str
@@ -183,6 +187,7 @@ class ModelPage:
     pace: str = "5 steps/s"
     panels: Callable[[], Sequence[PagePanel]] = tuple
     after: Callable[[Any, FitInputs], dict] | None = None
+    code_terms: Callable[[Any], tuple[list[str], dict[str, str]]] | None = None
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -557,10 +562,13 @@ class ModelPageView(pn.viewable.Viewer):
         features = ("task_features=train.task_features"
                     if getattr(estimator, "uses_task_features", False)
                     and train.task_features is not None else "")
-        model = estimator_code(estimator, lines_import)
+        setup, expressions = (self.page.code_terms(self.params) if self.page.code_terms
+                              else ([], {}))
+        model = estimator_code(estimator, lines_import, expressions)
         body = [f"dataset = {expression}",
                 f"train, test = dataset.split({float(state.train_fraction)!r}, "
                 f"random_state={int(state.data_seed)})",
+                *setup,
                 f"model = {model}",
                 f"model.fit(*train.arrays(){', ' + features if features else ''})",
                 "errors = {'model': 1 - model.score_per_task(*test.arrays())}"]

@@ -567,3 +567,25 @@ def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_p
     page.get_by_text(re.compile(r"Cancelled after \d+ of 250 fits")).first.wait_for(
         timeout=90_000)
     expect(page.get_by_role("button", name="▶ Run comparison")).to_be_enabled()
+
+
+def test_a_checkbox_label_ticks_it_and_run_after_done_starts_again(app_url, page):
+    open_app(page, app_url + "?page=compare")
+    page.get_by_text("Compare methods").first.wait_for()
+    box = page.get_by_role("checkbox", name="MT-AdaBoost")   # named by its label's text
+    expect(box).not_to_be_checked()
+    page.get_by_text("MT-AdaBoost", exact=True).click()
+    expect(box).to_be_checked()
+    page.wait_for_function("() => window.location.search.includes('compare.mt_adaboost=true')")
+
+    open_app(page, app_url + "?page=shared_vs_separate")
+    page.get_by_text("Ready.").first.wait_for()
+    status = page.get_by_text(re.compile(r"^(Ready\.|(running|paused|done) - step \d+)")).first
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    expect(status).to_have_text(re.compile(r"done - step \d+"), timeout=60_000)
+    last = int(re.search(r"step (\d+)", status.inner_text()).group(1))
+    page.get_by_role("combobox", name="Speed").select_option("2 steps/s")
+    page.get_by_role("button", name="▶ Run").click()   # after "done": from the start again
+    expect(status).to_have_text(re.compile(r"running - step [1-5]\b"))
+    assert last > 5
