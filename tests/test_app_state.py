@@ -442,3 +442,17 @@ def test_a_refused_value_is_dropped_from_the_query():
     problems = state.from_query({"page": "tasks", "d.n_features": "1000000000"})
     assert len(problems) == 1 and problems[0].startswith("d.n_features must be")
     assert state.to_query()["d.n_features"] != "1000000000"
+
+
+def test_figure_names_say_truth_once():
+    from bokeh.plotting import figure
+
+    from explorer.app.access import figure_name, name_figures
+
+    fig = figure(title="coefficients")
+    name_figures(fig, truth=True)
+    assert fig.html_attributes == {"role": "img", "aria-label": "Truth: coefficients"}
+    fig.title.text = "True W"
+    name_figures(fig, truth=True)
+    assert fig.html_attributes["aria-label"] == "True W"
+    assert figure_name(figure(title="Learned W")) == "Learned W"

@@ -391,3 +391,21 @@ def test_outliers_show_code_writes_the_penalties_in_the_sliders_units():
     made = page.page.make(page.params, int(page.state.init_seed), page.state.train)
     assert namespace["model"].lambda_rows == pytest.approx(made.lambda_rows, rel=1e-12)
     assert namespace["model"].lambda_columns == pytest.approx(made.lambda_columns, rel=1e-12)
+
+
+@pytest.mark.parametrize("slug", sorted(DATA_FOR))
+def test_every_figure_has_an_accessible_name_and_truth_figures_say_so(slug):
+    page = build(slug)
+    run(page)
+    truth_named = 0
+    for view in page.views:
+        for fig in view.figures:
+            name = fig.html_attributes.get("aria-label", "")
+            assert fig.html_attributes.get("role") == "img" and name, (slug, fig.title.text)
+            assert " ".join(fig.title.text.split()) in name
+            if isinstance(view, TruthMatrixView) or fig is getattr(
+                    getattr(view, "truth", None), "figure", None):
+                assert re.match(r"(True|Truth)\b", name), name
+                truth_named += 1
+    assert page.errors.figure.html_attributes["aria-label"] == "Per-task test error"
+    assert truth_named >= 1 or slug == "trees"   # the tree page draws no truth matrix

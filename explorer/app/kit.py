@@ -35,6 +35,7 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.app.access import name_figures, name_panes
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.fit_session import FitJob
@@ -50,7 +51,7 @@ from explorer.app.work import (
 )
 from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
-from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
+from explorer.viz.live import BarView, LiveView, ObjectiveView, TruthMatrixView, escape
 
 __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "per_task_error",
            "settings_form"]
@@ -119,7 +120,11 @@ class PagePanel:
                on_error: Callable[[Exception], None] | None = None) -> None:
         """``compute(token)`` off the loop (checking ``token`` between its steps), then
         ``apply(result)`` on it; synchronous where there is no loop."""
-        self._work().submit(self.key, compute, apply, on_error, pool=LONG, cancellable=True)
+        def shown(result) -> None:
+            apply(result)
+            name_panes(self.layout)   # a figure made after the fit gets its name
+
+        self._work().submit(self.key, compute, shown, on_error, pool=LONG, cancellable=True)
 
     def cancel(self) -> None:
         self._work().cancel(self.key)
@@ -242,6 +247,13 @@ def _out_of_sight(view: LiveView, offscreen: set[str]) -> bool:
     return bool(view.figures) and all(fig.id in offscreen for fig in view.figures)
 
 
+def _shows_truth(view: LiveView, fig) -> bool:
+    """True when ``fig`` of ``view`` draws the ground truth (a truth view, or a view's
+    ``truth`` heatmap beside its estimate)."""
+    beside = getattr(getattr(view, "truth", None), "figure", None)
+    return isinstance(view, TruthMatrixView) or fig is beside
+
+
 class ModelPageView(pn.viewable.Viewer):
     """One session's page for a :class:`ModelPage` declaration (see the module docstring)."""
 
@@ -328,6 +340,12 @@ class ModelPageView(pn.viewable.Viewer):
         so the browser paints the page without laying out and drawing them first.
         """
         figures = self._figures()
+        for view in self.views:   # titles may change with the data or the fit
+            for fig in view.figures:
+                name_figures(fig, truth=_shows_truth(view, fig))
+        name_figures(self.errors.figure)
+        for panel in self.panels:
+            name_panes(panel.layout)
         if self._all_shown and len(figures) == len(self._panes):
             return   # every frame comes here: nothing new
         for fig in figures:
@@ -522,6 +540,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._summarise(estimator, result)
         for panel in self.panels:
             panel.fitted(estimator, result, self._inputs)
+            name_panes(panel.layout)
 
     def _summarise(self, estimator, result: FitResult) -> None:
         self._fitted, self._last_result = estimator, result

@@ -589,3 +589,17 @@ def test_a_checkbox_label_ticks_it_and_run_after_done_starts_again(app_url, page
     page.get_by_role("button", name="▶ Run").click()   # after "done": from the start again
     expect(status).to_have_text(re.compile(r"running - step [1-5]\b"))
     assert last > 5
+
+
+def test_figures_are_found_by_their_accessible_names(app_url, page):
+    open_app(page, app_url + "?page=outliers&data=outlier_tasks")
+    expect(page.get_by_role("img", name="W = P + Q (estimate)")).to_be_visible()
+    expect(page.get_by_role("img", name="True W")).to_be_visible()
+    open_app(page, app_url + "?page=shared_vs_separate")
+    estimate = page.get_by_role("img", name="Learned task similarity (shared model)")
+    truth = page.get_by_label("True task relation")
+    expect(estimate).to_be_visible()
+    expect(truth).to_be_visible()
+    assert truth.get_attribute("role") == "img"
+    open_app(page, app_url + "?page=tasks")
+    expect(page.get_by_role("img", name=re.compile(r"^(True|Truth)\b")).first).to_be_visible()
