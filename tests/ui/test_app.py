@@ -603,3 +603,22 @@ def test_figures_are_found_by_their_accessible_names(app_url, page):
     assert truth.get_attribute("role") == "img"
     open_app(page, app_url + "?page=tasks")
     expect(page.get_by_role("img", name=re.compile(r"^(True|Truth)\b")).first).to_be_visible()
+
+
+def _rgb_hex(css: str) -> str:
+    """'rgb(138, 75, 0)' -> '#8a4b00'."""
+    return "#" + "".join(f"{int(v):02x}" for v in re.findall(r"\d+", css)[:3])
+
+
+def test_a_warning_toast_is_readable(app_url, page):
+    """WCAG AA: the toast's text against its background at least 4.5:1."""
+    from explorer.app.serving import TOAST_BACKGROUNDS, contrast_ratio
+
+    open_app(page, app_url + "?page=trees&trees.max_depth=1000")
+    message = toast(page, "could not be used")
+    message.wait_for()
+    text, background = message.evaluate(
+        "m => [getComputedStyle(m).color, getComputedStyle("
+        "m.closest('.notyf__toast').querySelector('.notyf__ripple')).backgroundColor]")
+    assert _rgb_hex(background) == TOAST_BACKGROUNDS["warning"]   # the colour drawn under it
+    assert contrast_ratio(_rgb_hex(text), _rgb_hex(background)) >= 4.5, (text, background)
