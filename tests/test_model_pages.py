@@ -409,3 +409,25 @@ def test_every_figure_has_an_accessible_name_and_truth_figures_say_so(slug):
                 truth_named += 1
     assert page.errors.figure.html_attributes["aria-label"] == "Per-task test error"
     assert truth_named >= 1 or slug == "trees"   # the tree page draws no truth matrix
+
+
+def test_every_model_page_declares_a_scenario_made_for_it():
+    from explorer.data.catalog import list_presets, load_preset
+
+    for slug, page in MODEL_PAGES.items():
+        if slug == "mtknn":   # (its declaration is being reworked in another branch)
+            continue
+        assert page.scenario in list_presets(), slug
+        assert load_preset(page.scenario)["page"] == slug
+
+
+@pytest.mark.parametrize("slug", ["outliers", "transfer"])
+def test_a_page_on_data_that_do_not_suit_it_offers_its_scenario_in_one_click(slug):
+    page = MODEL_PAGES[slug].build(ExplorerState(page=slug))   # the opening data
+    assert page.note.visible and page.scenario_button.visible
+    assert "one click loads it" in page.note.object
+    page.scenario_button.clicks += 1
+    state = page.state
+    assert state.scenario == MODEL_PAGES[slug].scenario and state.error == ""
+    assert not page.note.visible and not page.scenario_button.visible
+    assert page.runner.__panel__().visible and page.body.visible   # the page offers Run

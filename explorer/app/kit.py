@@ -169,6 +169,13 @@ class ModelPage:
     after : callable (estimator, FitInputs) -> dict, optional
         Further work on the fit's worker once the fit and the baselines are done (e.g. a
         held-out evaluation); its result is ``FitResult.extra``.
+    scenario : str
+        The scenario (``data/scenarios/<name>.json``) whose data suit the page: when the
+        current data do not, the page says why and offers it in one click.
+    advice : callable (data) -> str, optional
+        Why usable data still do not show what the page is about ('' when they do; e.g.
+        Transfer without task features): said, with the scenario's button, above a page
+        that stays usable.
     code_terms : callable (params) -> (list of str, dict name -> str), optional
         For "Show code", in the units of the page's sliders: lines computed from ``train``
         before the model (e.g. ``lambda_max = ...``) and the estimator's parameters written
@@ -193,6 +200,8 @@ class ModelPage:
     panels: Callable[[], Sequence[PagePanel]] = tuple
     after: Callable[[Any, FitInputs], dict] | None = None
     code_terms: Callable[[Any], tuple[list[str], dict[str, str]]] | None = None
+    scenario: str = ""
+    advice: Callable[[Any], str] | None = None
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -221,6 +230,13 @@ class ModelPage:
                         f"{', '.join(single[:5])} {'has' if len(single) == 1 else 'have'} one. "
                         "Use more examples per task or a larger train fraction.")
         return ""
+
+
+def scenario_title(name: str) -> str:
+    """The title of scenario ``name`` ('' for none)."""
+    from explorer.data.catalog import load_preset
+
+    return load_preset(name)["title"] if name else ""
 
 
 def csv_field(text) -> str:
@@ -278,6 +294,10 @@ class ModelPageView(pn.viewable.Viewer):
                                         styles={"font-size": "1.05em"})
         self.note = pn.pane.Alert("", alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
+        self.scenario_button = pn.widgets.Button(
+            label=f"Load the scenario “{scenario_title(page.scenario)}”" if page.scenario
+            else "", color="primary", visible=False)
+        self.scenario_button.on_click(locked(lambda *_: state.apply_preset(page.scenario)))
         self._fitted = None        # the last estimator whose fit finished (warm refits)
         self._last_result: FitResult | None = None
         self._inputs: FitInputs | None = None   # what the current fit is made of
@@ -303,7 +323,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._layout = pn.Column(
             intro_card(page.intro),
             pn.Row(pn.Column(self.form, width=340),
-                   pn.Column(self.runner, self.summary, self.tools, self.note, self.body,
+                   pn.Column(self.note, self.scenario_button, self.runner, self.summary,
+                             self.tools, self.body,
                              sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
             *[panel.layout for panel in self.panels if panel.below],
@@ -424,8 +445,14 @@ class ModelPageView(pn.viewable.Viewer):
             return
         train = self.state.train
         problem = self.page.problem_with(train)
-        self.note.object = escape(problem)
-        self.note.visible = bool(problem)
+        advice = problem or (self.page.advice(train) if self.page.advice else "")
+        offer = bool(advice and self.page.scenario) and (
+            self.state.scenario != self.page.scenario or self.state.scenario_edited)
+        self.note.object = escape(advice) + (
+            f" The scenario *{escape(scenario_title(self.page.scenario))}* has data that "
+            "suit this page: one click loads it." if offer else "")
+        self.note.visible = bool(advice)
+        self.scenario_button.visible = offer
         self.body.visible = not problem
         for control in (self.runner, self.form):
             control.__panel__().visible = not problem

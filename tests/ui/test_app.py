@@ -622,3 +622,19 @@ def test_a_warning_toast_is_readable(app_url, page):
         "m.closest('.notyf__toast').querySelector('.notyf__ripple')).backgroundColor]")
     assert _rgb_hex(background) == TOAST_BACKGROUNDS["warning"]   # the colour drawn under it
     assert contrast_ratio(_rgb_hex(text), _rgb_hex(background)) >= 4.5, (text, background)
+
+
+@pytest.mark.parametrize("slug, name, title", [
+    ("outliers", "outlier_tasks", "Outlier tasks in high dimension"),
+    ("transfer", "new_task_from_task_features", "A new task from its task features")])
+def test_a_page_on_the_opening_data_offers_its_scenario_in_one_click(app_url, page, slug, name,
+                                                                     title):
+    open_app(page, app_url + f"?page={slug}")
+    button = page.get_by_role("button", name=f"Load the scenario “{title}”")
+    expect(button).to_be_visible()
+    expect(page.get_by_text("one click loads it").first).to_be_visible()
+    button.click()
+    page.wait_for_function("() => window.location.search.includes('data=')")
+    expect(button).to_be_hidden()
+    expect(page.get_by_role("button", name="▶ Run")).to_be_visible()
+    page.get_by_text("Ready.").first.wait_for()

@@ -117,4 +117,4 @@ MTBOOST = ModelPage(
     make=make_model, views=views,
     baselines={"AnyBoost": make_anyboost, "Omega fixed at I/m": make_fixed},
     kinds=("classification",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
-    objective="")
+    objective="", scenario="boosting_relationships")

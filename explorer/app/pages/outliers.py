@@ -115,4 +115,5 @@ OUTLIERS = ModelPage(
     baselines={"lasso": lambda p, seed, d: MultiTaskLassoL1(random_state=seed),
                "ridge": lambda p, seed, d: MultiTaskRidge(random_state=seed)},
     kinds=("regression",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
-    objective="Objective (Eq. 2)", objective_log=True, warm=True, code_terms=code_terms)
+    objective="Objective (Eq. 2)", objective_log=True, warm=True, code_terms=code_terms,
+    scenario="outlier_tasks")
