@@ -294,9 +294,7 @@ class ModelPageView(pn.viewable.Viewer):
                                         styles={"font-size": "1.05em"})
         self.note = pn.pane.Alert("", alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
-        self.scenario_button = pn.widgets.Button(
-            label=f"Load the scenario “{scenario_title(page.scenario)}”" if page.scenario
-            else "", color="primary", visible=False)
+        self.scenario_button = pn.widgets.Button(color="primary", visible=False)
         self.scenario_button.on_click(locked(lambda *_: state.apply_preset(page.scenario)))
         self._fitted = None        # the last estimator whose fit finished (warm refits)
         self._last_result: FitResult | None = None
@@ -448,11 +446,12 @@ class ModelPageView(pn.viewable.Viewer):
         advice = problem or (self.page.advice(train) if self.page.advice else "")
         offer = bool(advice and self.page.scenario) and (
             self.state.scenario != self.page.scenario or self.state.scenario_edited)
+        title = scenario_title(self.page.scenario) if offer else ""
         self.note.object = escape(advice) + (
-            f" The scenario *{escape(scenario_title(self.page.scenario))}* has data that "
-            "suit this page: one click loads it." if offer else "")
+            f" The scenario *{escape(title)}* has data that suit this page: one click loads "
+            "it." if offer else "")
         self.note.visible = bool(advice)
-        self.scenario_button.visible = offer
+        self.scenario_button.param.update(label=f"Load the scenario “{title}”", visible=offer)
         self.body.visible = not problem
         for control in (self.runner, self.form):
             control.__panel__().visible = not problem
