@@ -188,7 +188,7 @@ def test_csv_upload_good():
     (b"a,b\n1,2\n", "x.csv", "task"),                  # no task column
     (b"task,y,x\n0,1,oops\n", "x.csv", "numeric"),     # non-numeric feature
     (b"", "x.csv", "empty"),
-    (b"task,y,x0\n" + b"0,1,2\n" * 200_001, "huge.csv", "budget"),
+    (b"task,y,x0\n" + b"0,1,2\n" * 200_001, "huge.csv", "the limit is 200,000 rows"),
     (b"task,y,x\n0,1,2\n", "evil.exe", ".csv"),
 ])
 def test_csv_upload_bad_keeps_data(data, filename, expected):
@@ -198,6 +198,15 @@ def test_csv_upload_bad_keeps_data(data, filename, expected):
     assert state.dataset is before and state.dataset_name == "task_family"
     level, message = state.notification
     assert level == "error" and expected in message
+
+
+def test_a_one_task_upload_loads_with_a_note_on_what_needs_two_tasks():
+    state = make_state()
+    rows = "".join(f"0,{i % 2},{i * 0.1}\n" for i in range(40))
+    assert state.load_uploaded_csv(("task,y,x0\n" + rows).encode(), "one.csv")
+    assert state.dataset_name == UPLOADED and state.dataset.n_tasks == 1
+    level, message = state.notification
+    assert level == "success" and "one task" in message and "two or more" in message
 
 
 def test_csv_upload_oversize_refused_before_parsing():
@@ -433,3 +442,17 @@ def test_a_refused_value_is_dropped_from_the_query():
     problems = state.from_query({"page": "tasks", "d.n_features": "1000000000"})
     assert len(problems) == 1 and problems[0].startswith("d.n_features must be")
     assert state.to_query()["d.n_features"] != "1000000000"
+
+
+def test_figure_names_say_truth_once():
+    from bokeh.plotting import figure
+
+    from explorer.app.access import figure_name, name_figures
+
+    fig = figure(title="coefficients")
+    name_figures(fig, truth=True)
+    assert fig.html_attributes == {"role": "img", "aria-label": "Truth: coefficients"}
+    fig.title.text = "True W"
+    name_figures(fig, truth=True)
+    assert fig.html_attributes["aria-label"] == "True W"
+    assert figure_name(figure(title="Learned W")) == "Learned W"

@@ -55,7 +55,10 @@ def test_entry_at_its_maxima_is_refused_by_the_budget_or_builds_within_it(name):
     try:
         data = make_dataset(name, maxima, random_state=0)
     except ValueError as exc:
-        assert "budget" in str(exc) and f"{MAX_VALUES:,}" in str(exc)
+        # the message names the limit that was hit, with its number
+        limits = [f"the limit is {MAX_VALUES:,} values", f"the limit is {MAX_ROWS:,} rows",
+                  f"the limit is {MAX_TASKS:,} tasks"]
+        assert any(limit in str(exc) for limit in limits), str(exc)
         return
     assert data.n_samples * data.n_features <= MAX_VALUES
     assert data.n_samples <= MAX_ROWS and data.n_tasks <= MAX_TASKS

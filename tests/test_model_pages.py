@@ -374,3 +374,60 @@ def test_full_speed_is_one_click_away():
     page.runner._fast_btn.clicks += 1
     assert page.runner._speed.value == "unthrottled"
     assert page.runner.session.steps_per_second is None
+
+
+def test_outliers_show_code_writes_the_penalties_in_the_sliders_units():
+    """The sliders are fractions of lambda_max: the code says so (0.2 * lambda_max[...]),
+    and it builds the very penalties the page fits with."""
+    page = build("outliers")
+    page.params.rows = 0.3
+    code = page.code()
+    assert "lambda_rows=0.3 * lambda_max['lambda_rows']" in code
+    assert "lambda_columns=0.2 * lambda_max['lambda_columns']" in code
+    namespace: dict = {}
+    setup = code.split("model = ")[0]   # the imports, the data and lambda_max, then the model
+    exec(compile(setup + "model = " + code.split("model = ")[1].splitlines()[0],  # noqa: S102
+                 "<outliers code>", "exec"), namespace)
+    made = page.page.make(page.params, int(page.state.init_seed), page.state.train)
+    assert namespace["model"].lambda_rows == pytest.approx(made.lambda_rows, rel=1e-12)
+    assert namespace["model"].lambda_columns == pytest.approx(made.lambda_columns, rel=1e-12)
+
+
+@pytest.mark.parametrize("slug", sorted(DATA_FOR))
+def test_every_figure_has_an_accessible_name_and_truth_figures_say_so(slug):
+    page = build(slug)
+    run(page)
+    truth_named = 0
+    for view in page.views:
+        for fig in view.figures:
+            name = fig.html_attributes.get("aria-label", "")
+            assert fig.html_attributes.get("role") == "img" and name, (slug, fig.title.text)
+            assert " ".join(fig.title.text.split()) in name
+            if isinstance(view, TruthMatrixView) or fig is getattr(
+                    getattr(view, "truth", None), "figure", None):
+                assert re.match(r"(True|Truth)\b", name), name
+                truth_named += 1
+    assert page.errors.figure.html_attributes["aria-label"] == "Per-task test error"
+    assert truth_named >= 1 or slug == "trees"   # the tree page draws no truth matrix
+
+
+def test_every_model_page_declares_a_scenario_made_for_it():
+    from explorer.data.catalog import list_presets, load_preset
+
+    for slug, page in MODEL_PAGES.items():
+        if slug == "mtknn":   # (its declaration is being reworked in another branch)
+            continue
+        assert page.scenario in list_presets(), slug
+        assert load_preset(page.scenario)["page"] == slug
+
+
+@pytest.mark.parametrize("slug", ["outliers", "transfer"])
+def test_a_page_on_data_that_do_not_suit_it_offers_its_scenario_in_one_click(slug):
+    page = MODEL_PAGES[slug].build(ExplorerState(page=slug))   # the opening data
+    assert page.note.visible and page.scenario_button.visible
+    assert "one click loads it" in page.note.object
+    page.scenario_button.clicks += 1
+    state = page.state
+    assert state.scenario == MODEL_PAGES[slug].scenario and state.error == ""
+    assert not page.note.visible and not page.scenario_button.visible
+    assert page.runner.__panel__().visible and page.body.visible   # the page offers Run

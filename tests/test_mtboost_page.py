@@ -4,6 +4,8 @@ a link's bad value refused."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from explorer.app.pages import PAGES
@@ -68,6 +70,10 @@ def test_the_variant_switch_shows_the_collapse_and_the_rising_loss():
                                       .heatmap.values), 1.0, atol=1e-6)
     assert view(page, LossBoundsView).broken >= 1    # loss above the paper's claimed bound
     assert "Omega's eigenvalue ratio" in page.summary.object
+    # the claim is explained where it appears: what Theorem 2 says and where it is drawn
+    above = re.search(r"Theorem 2 bound in \*\*(\d+)\*\* rounds: Theorem 2 claims",
+                      page.summary.object)
+    assert above and int(above.group(1)) >= 1 and "orange curve" in page.summary.object
 
 
 def test_the_supertask_is_drawn_with_weights_and_flips():

@@ -389,3 +389,22 @@ def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_
     callback()
     assert [s.step for s in rendered] == [3] and runner.pacer.frame == 2
     assert "step 3" in runner.status
+
+
+def test_run_after_done_starts_the_fit_again_from_the_start():
+    rendered, cleared = [], []
+    est = FakeEstimator(n=3)
+    runner = LiveFitRunner(job(est), rendered.append, on_reset=lambda: cleared.append(True))
+    runner._speed.value = "unthrottled"
+    runner.run()
+    assert runner.session.wait(5)
+    runner.poll()
+    assert runner.session.state == "done" and rendered[-1].step == 3
+    runner.run()   # after "done": a new fit from step 1, not nothing
+    assert cleared, "the views were not emptied for the new fit"
+    assert runner.session.wait(5)
+    runner.poll()
+    assert runner.session.state == "done" and runner.session.version == 3
+    assert [snap.step for snap in runner.session.record.items()] == [1, 2, 3]
+    runner.step()   # Step after "done" also starts again, and stops after one step
+    assert runner.session.state == "paused" and rendered[-1].step == 1

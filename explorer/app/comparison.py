@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import panel as pn
 
+from explorer.app.access import name_figures
 from explorer.app.export import fresh_curdoc
 from explorer.compare import compare
 from explorer.data.validation import TRUTH_SPEC
@@ -100,6 +101,8 @@ class ComparisonResults(pn.viewable.Viewer):
     def show(self, outcome: ComparisonOutcome) -> None:
         self.result, self.truth = outcome.result, outcome.truth
         self.table.object = outcome.result.table_html()
+        name_figures(outcome.plots)
+        name_figures(outcome.matrices)   # "truth: <key>" figures say so in their titles
         self.plots.object, self.matrices.object = outcome.plots, outcome.matrices
         self.code.object = f"<pre><code>{html.escape(outcome.code)}</code></pre>"
         for widget in (self.csv_button, self.report_button, self.code_toggle):

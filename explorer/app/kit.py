@@ -35,6 +35,7 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.app.access import name_figures, name_panes
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.fit_session import FitJob
@@ -50,7 +51,7 @@ from explorer.app.work import (
 )
 from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
-from explorer.viz.live import BarView, LiveView, ObjectiveView, escape
+from explorer.viz.live import BarView, LiveView, ObjectiveView, TruthMatrixView, escape
 
 __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "per_task_error",
            "settings_form"]
@@ -119,7 +120,11 @@ class PagePanel:
                on_error: Callable[[Exception], None] | None = None) -> None:
         """``compute(token)`` off the loop (checking ``token`` between its steps), then
         ``apply(result)`` on it; synchronous where there is no loop."""
-        self._work().submit(self.key, compute, apply, on_error, pool=LONG, cancellable=True)
+        def shown(result) -> None:
+            apply(result)
+            name_panes(self.layout)   # a figure made after the fit gets its name
+
+        self._work().submit(self.key, compute, shown, on_error, pool=LONG, cancellable=True)
 
     def cancel(self) -> None:
         self._work().cancel(self.key)
@@ -164,6 +169,17 @@ class ModelPage:
     after : callable (estimator, FitInputs) -> dict, optional
         Further work on the fit's worker once the fit and the baselines are done (e.g. a
         held-out evaluation); its result is ``FitResult.extra``.
+    scenario : str
+        The scenario (``data/scenarios/<name>.json``) whose data suit the page: when the
+        current data do not, the page says why and offers it in one click.
+    advice : callable (data) -> str, optional
+        Why usable data still do not show what the page is about ('' when they do; e.g.
+        Transfer without task features): said, with the scenario's button, above a page
+        that stays usable.
+    code_terms : callable (params) -> (list of str, dict name -> str), optional
+        For "Show code", in the units of the page's sliders: lines computed from ``train``
+        before the model (e.g. ``lambda_max = ...``) and the estimator's parameters written
+        as expressions of them (e.g. ``lambda_rows='0.2 * lambda_max["lambda_rows"]'``).
     """
 
     slug: str
@@ -183,6 +199,9 @@ class ModelPage:
     pace: str = "5 steps/s"
     panels: Callable[[], Sequence[PagePanel]] = tuple
     after: Callable[[Any, FitInputs], dict] | None = None
+    code_terms: Callable[[Any], tuple[list[str], dict[str, str]]] | None = None
+    scenario: str = ""
+    advice: Callable[[Any], str] | None = None
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -213,6 +232,13 @@ class ModelPage:
         return ""
 
 
+def scenario_title(name: str) -> str:
+    """The title of scenario ``name`` ('' for none)."""
+    from explorer.data.catalog import load_preset
+
+    return load_preset(name)["title"] if name else ""
+
+
 def csv_field(text) -> str:
     """A CSV field: quoted when it holds a comma, a quote or a line break."""
     text = str(text)
@@ -235,6 +261,13 @@ def per_task_error(estimator, data) -> np.ndarray:
 def _out_of_sight(view: LiveView, offscreen: set[str]) -> bool:
     """True when every figure of ``view`` is among the ``offscreen`` figure ids."""
     return bool(view.figures) and all(fig.id in offscreen for fig in view.figures)
+
+
+def _shows_truth(view: LiveView, fig) -> bool:
+    """True when ``fig`` of ``view`` draws the ground truth (a truth view, or a view's
+    ``truth`` heatmap beside its estimate)."""
+    beside = getattr(getattr(view, "truth", None), "figure", None)
+    return isinstance(view, TruthMatrixView) or fig is beside
 
 
 class ModelPageView(pn.viewable.Viewer):
@@ -261,6 +294,8 @@ class ModelPageView(pn.viewable.Viewer):
                                         styles={"font-size": "1.05em"})
         self.note = pn.pane.Alert("", alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
+        self.scenario_button = pn.widgets.Button(color="primary", visible=False)
+        self.scenario_button.on_click(locked(lambda *_: state.apply_preset(page.scenario)))
         self._fitted = None        # the last estimator whose fit finished (warm refits)
         self._last_result: FitResult | None = None
         self._inputs: FitInputs | None = None   # what the current fit is made of
@@ -286,7 +321,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._layout = pn.Column(
             intro_card(page.intro),
             pn.Row(pn.Column(self.form, width=340),
-                   pn.Column(self.runner, self.summary, self.tools, self.note, self.body,
+                   pn.Column(self.note, self.scenario_button, self.runner, self.summary,
+                             self.tools, self.body,
                              sizing_mode="stretch_width"),
                    sizing_mode="stretch_width"),
             *[panel.layout for panel in self.panels if panel.below],
@@ -323,6 +359,12 @@ class ModelPageView(pn.viewable.Viewer):
         so the browser paints the page without laying out and drawing them first.
         """
         figures = self._figures()
+        for view in self.views:   # titles may change with the data or the fit
+            for fig in view.figures:
+                name_figures(fig, truth=_shows_truth(view, fig))
+        name_figures(self.errors.figure)
+        for panel in self.panels:
+            name_panes(panel.layout)
         if self._all_shown and len(figures) == len(self._panes):
             return   # every frame comes here: nothing new
         for fig in figures:
@@ -401,8 +443,15 @@ class ModelPageView(pn.viewable.Viewer):
             return
         train = self.state.train
         problem = self.page.problem_with(train)
-        self.note.object = escape(problem)
-        self.note.visible = bool(problem)
+        advice = problem or (self.page.advice(train) if self.page.advice else "")
+        offer = bool(advice and self.page.scenario) and (
+            self.state.scenario != self.page.scenario or self.state.scenario_edited)
+        title = scenario_title(self.page.scenario) if offer else ""
+        self.note.object = escape(advice) + (
+            f" The scenario *{escape(title)}* has data that suit this page: one click loads "
+            "it." if offer else "")
+        self.note.visible = bool(advice)
+        self.scenario_button.param.update(label=f"Load the scenario “{title}”", visible=offer)
         self.body.visible = not problem
         for control in (self.runner, self.form):
             control.__panel__().visible = not problem
@@ -517,6 +566,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._summarise(estimator, result)
         for panel in self.panels:
             panel.fitted(estimator, result, self._inputs)
+            name_panes(panel.layout)
 
     def _summarise(self, estimator, result: FitResult) -> None:
         self._fitted, self._last_result = estimator, result
@@ -557,10 +607,13 @@ class ModelPageView(pn.viewable.Viewer):
         features = ("task_features=train.task_features"
                     if getattr(estimator, "uses_task_features", False)
                     and train.task_features is not None else "")
-        model = estimator_code(estimator, lines_import)
+        setup, expressions = (self.page.code_terms(self.params) if self.page.code_terms
+                              else ([], {}))
+        model = estimator_code(estimator, lines_import, expressions)
         body = [f"dataset = {expression}",
                 f"train, test = dataset.split({float(state.train_fraction)!r}, "
                 f"random_state={int(state.data_seed)})",
+                *setup,
                 f"model = {model}",
                 f"model.fit(*train.arrays(){', ' + features if features else ''})",
                 "errors = {'model': 1 - model.score_per_task(*test.arrays())}"]

@@ -130,17 +130,25 @@ class LiveFitRunner(pn.viewable.Viewer):
         self.session.steps_per_second = SPEEDS[self._speed.value]
 
     def run(self):
+        self._restart_if_over()
         self._following = True
         self.session.run()
         self._start_polling()
 
     def step(self):
+        self._restart_if_over()
         self._following = True
         self.session.step()
         self._start_polling()
         if not self._has_server():
             self.session.wait(30)
             self.poll()
+
+    def _restart_if_over(self) -> None:
+        """Run or Step after the fit finished (or failed) starts it again from the start:
+        the record is cleared and the views emptied, as a reset does."""
+        if self.session.state in ("done", "error"):
+            self.reset()
 
     def pause(self):
         self.session.pause()

@@ -37,6 +37,27 @@ body { font-size: 16px; }
 #header .title { font-size: 1.7rem; font-weight: 600; }
 """
 
+#: Toast backgrounds under their white text, each at least 4.5:1 (WCAG AA for normal text;
+#: Notyf's and Panel's defaults, e.g. white on yellow #ffc107, are 1.6:1 to 4:1).
+TOAST_BACKGROUNDS = {"error": "#b02a37", "warning": "#8a4b00", "success": "#1e6b34",
+                     "info": ACCENT}
+
+
+def contrast_ratio(foreground: str, background: str) -> float:
+    """WCAG 2 contrast ratio of two ``#rrggbb`` colours (1 to 21).
+
+    >>> round(contrast_ratio("#ffffff", "#ffc107"), 2)
+    1.63
+    """
+    def luminance(colour: str) -> float:
+        channels = [int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    lighter, darker = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
 #: How long a session waits for its websocket (and lives on after its tab closed): a class
 #: opening one link at once needs longer than Bokeh's default 15 s to connect, else a
 #: session is discarded and the browser gets a fresh one without its link's settings.
@@ -101,7 +122,8 @@ def _show_notification(level: str, message: str) -> None:
     if area is None or not message:
         return
     duration = {"error": 12000, "warning": 8000}.get(level, 4000)
-    getattr(area, level)(escape(message), duration=duration)
+    area.send(escape(message), duration=duration, type=level,
+              background=TOAST_BACKGROUNDS.get(level))
 
 
 # ---------------------------------------------------------------------- the session

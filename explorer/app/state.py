@@ -65,6 +65,13 @@ def _safe_filename(filename: Any) -> str:
     return (text or "upload.csv")[:60]
 
 
+#: Said when a one-task file is loaded: what it can and cannot show.
+ONE_TASK_NOTE = ("It has one task: learning across tasks needs two or more. The model pages "
+                 "fit it as a single task (their task-relation figures are 1 x 1); Transfer "
+                 "and the task relations on the Tasks page need two or more tasks, as does "
+                 "any gain of a multi-task method in Compare.")
+
+
 def describe_dataset(dataset: MultiTaskDataset | None) -> str:
     """One line about a dataset, e.g. '3 tasks · 40 per task · d = 2 · classification'."""
     if dataset is None:
@@ -434,7 +441,8 @@ class ExplorerState(param.Parameterized):
             else:
                 self.dataset_name = UPLOADED
             if self.dataset_name == UPLOADED:
-                self.notify(f"Loaded {shown!r}: {describe_dataset(dataset)}", "success")
+                self.notify(f"Loaded {shown!r}: {describe_dataset(dataset)}"
+                            + (f". {ONE_TASK_NOTE}" if dataset.n_tasks == 1 else ""), "success")
 
         def refuse(exc: Exception) -> None:
             if not isinstance(exc, ValueError):

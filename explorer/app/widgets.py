@@ -21,7 +21,7 @@ import param
 
 from explorer.parameters import parse_value
 
-__all__ = ["ParamForm", "widget_for"]
+__all__ = ["LabelledCheckbox", "ParamForm", "widget_for"]
 
 _NOTHING = object()
 
@@ -36,6 +36,38 @@ def _log_grid(low: float, high: float, value: float, integer: bool) -> list:
     if value not in values:
         values = sorted([*values, value])
     return values
+
+
+class LabelledCheckbox(pn.custom.JSComponent):
+    """A checkbox inside a ``<label>`` with its text: clicking the text ticks it, and the box's
+    accessible name is the text. (Bokeh 3.9's ``Checkbox`` draws its label as a separate
+    ``<div>``, so its text neither ticks the box nor names it.)"""
+
+    value = param.Boolean(default=False)
+    label = param.String(default="")
+    description = param.String(default="", doc="Shown on hover.")
+    disabled = param.Boolean(default=False)
+
+    _esm = """
+    export function render({ model }) {
+      const box = document.createElement("input")
+      box.type = "checkbox"
+      const text = document.createElement("span")
+      const label = document.createElement("label")
+      label.style.cssText = "display: flex; gap: 0.4em; align-items: center; cursor: pointer"
+      label.append(box, text)
+      const show = () => {
+        box.checked = model.value
+        box.disabled = model.disabled
+        text.textContent = model.label
+        label.title = model.description
+      }
+      show()
+      box.addEventListener("change", () => { model.value = box.checked })
+      for (const name of ["value", "disabled", "label", "description"]) model.on(name, show)
+      return label
+    }
+    """
 
 
 def widget_for(owner, name: str, value: Any) -> tuple[pn.widgets.Widget, str]:
@@ -60,7 +92,7 @@ def _widget_for(owner, name: str, value: Any) -> tuple[pn.widgets.Widget, str]:
     bounded = bounds[0] is not None and bounds[1] is not None
     log = name in getattr(owner, "log_scale", ())
     if isinstance(parameter, param.Boolean):
-        return pn.widgets.Checkbox(value=bool(value), **common), "value"
+        return LabelledCheckbox(value=bool(value), **common), "value"
     if isinstance(parameter, param.Selector):
         options = {str(choice): choice for choice in parameter.objects}
         return pn.widgets.Select(options=options, value=value, **common), "value"

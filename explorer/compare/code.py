@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -43,15 +44,22 @@ def _public_module(cls) -> str:
     return cls.__module__
 
 
-def estimator_code(estimator, imports: set[str]) -> str:
+def estimator_code(estimator, imports: set[str],
+                   expressions: Mapping[str, str] | None = None) -> str:
     """``ClassName(param=value, ...)`` with the parameters that differ from the defaults;
-    the import lines it needs are added to ``imports``."""
+    the import lines it needs are added to ``imports``. ``expressions`` (parameter name ->
+    Python text) writes those parameters as the given expressions instead of their values
+    (e.g. ``0.2 * lambda_max['lambda_rows']`` where the page's slider is a fraction)."""
+    expressions = expressions or {}
     cls = type(estimator)
     imports.add(f"from {_public_module(cls)} import {cls.__name__}")
     defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
                 if p.default is not inspect.Parameter.empty}
     arguments = []
     for name, value in estimator.get_params(deep=False).items():
+        if name in expressions:
+            arguments.append(f"{name}={expressions[name]}")
+            continue
         if name in defaults and _same(defaults[name], value):
             continue
         if hasattr(value, "get_params") and not isinstance(value, type):

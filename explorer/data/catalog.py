@@ -46,18 +46,29 @@ def check_budget(n_rows: int, n_features: int, n_tasks: int, *, what: str = "the
     """Refuse a data set larger than the per-data-set budget, with a message naming it.
 
     >>> check_budget(1000, 20, 5)
-    >>> check_budget(200_000, 200, 200)  # doctest: +ELLIPSIS
+    >>> check_budget(432_000, 2, 4, what="the file")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: the data set would hold 200000 rows x 200 features = 40,000,000 values; ...
+    ValueError: the file has 432,000 rows; the limit is 200,000 rows. ...
+    >>> check_budget(100_000, 200, 20)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: the data set would hold 100,000 rows x 200 features = 20,000,000 values; ...
     """
     n_rows, n_features, n_tasks = int(n_rows), int(n_features), int(n_tasks)
     values = n_rows * n_features
-    if values > MAX_VALUES or n_rows > MAX_ROWS or n_tasks > MAX_TASKS:
-        raise ValueError(
-            f"{what} would hold {n_rows} rows x {n_features} features = {values:,} values; "
-            f"the budget of one data set is {MAX_VALUES:,} values (at most {MAX_ROWS} rows "
-            f"and {MAX_TASKS} tasks). Choose fewer tasks, examples or features.")
+    has = "has" if what == "the file" else "would have"
+    hit = []   # every limit that was hit, named with its number
+    if n_rows > MAX_ROWS:
+        hit.append(f"{what} {has} {n_rows:,} rows; the limit is {MAX_ROWS:,} rows")
+    if n_tasks > MAX_TASKS:
+        hit.append(f"{what} {has} {n_tasks:,} tasks; the limit is {MAX_TASKS:,} tasks")
+    if values > MAX_VALUES:
+        hold = "holds" if what == "the file" else "would hold"
+        hit.append(f"{what} {hold} {n_rows:,} rows x {n_features:,} features = {values:,} "
+                   f"values; the limit is {MAX_VALUES:,} values")
+    if hit:
+        raise ValueError(". ".join(hit) + ". Choose fewer tasks, examples or features.")
 
 
 RELATIONS = ("related", "negated", "unrelated", "relabelled")

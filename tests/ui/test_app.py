@@ -567,3 +567,74 @@ def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_p
     page.get_by_text(re.compile(r"Cancelled after \d+ of 250 fits")).first.wait_for(
         timeout=90_000)
     expect(page.get_by_role("button", name="▶ Run comparison")).to_be_enabled()
+
+
+def test_a_checkbox_label_ticks_it_and_run_after_done_starts_again(app_url, page):
+    open_app(page, app_url + "?page=compare")
+    page.get_by_text("Compare methods").first.wait_for()
+    box = page.get_by_role("checkbox", name="MT-AdaBoost")   # named by its label's text
+    expect(box).not_to_be_checked()
+    page.get_by_text("MT-AdaBoost", exact=True).click()
+    expect(box).to_be_checked()
+    page.wait_for_function("() => window.location.search.includes('compare.mt_adaboost=true')")
+
+    open_app(page, app_url + "?page=shared_vs_separate")
+    page.get_by_text("Ready.").first.wait_for()
+    status = page.get_by_text(re.compile(r"^(Ready\.|(running|paused|done) - step \d+)")).first
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    expect(status).to_have_text(re.compile(r"done - step \d+"), timeout=60_000)
+    last = int(re.search(r"step (\d+)", status.inner_text()).group(1))
+    page.get_by_role("combobox", name="Speed").select_option("2 steps/s")
+    page.get_by_role("button", name="▶ Run").click()   # after "done": from the start again
+    expect(status).to_have_text(re.compile(r"running - step [1-5]\b"))
+    assert last > 5
+
+
+def test_figures_are_found_by_their_accessible_names(app_url, page):
+    open_app(page, app_url + "?page=outliers&data=outlier_tasks")
+    expect(page.get_by_role("img", name="W = P + Q (estimate)")).to_be_visible()
+    expect(page.get_by_role("img", name="True W")).to_be_visible()
+    open_app(page, app_url + "?page=shared_vs_separate")
+    estimate = page.get_by_role("img", name="Learned task similarity (shared model)")
+    truth = page.get_by_label("True task relation")
+    expect(estimate).to_be_visible()
+    expect(truth).to_be_visible()
+    assert truth.get_attribute("role") == "img"
+    open_app(page, app_url + "?page=tasks")
+    expect(page.get_by_role("img", name=re.compile(r"^(True|Truth)\b")).first).to_be_visible()
+
+
+def _rgb_hex(css: str) -> str:
+    """'rgb(138, 75, 0)' -> '#8a4b00'."""
+    return "#" + "".join(f"{int(v):02x}" for v in re.findall(r"\d+", css)[:3])
+
+
+def test_a_warning_toast_is_readable(app_url, page):
+    """WCAG AA: the toast's text against its background at least 4.5:1."""
+    from explorer.app.serving import TOAST_BACKGROUNDS, contrast_ratio
+
+    open_app(page, app_url + "?page=trees&trees.max_depth=1000")
+    message = toast(page, "could not be used")
+    message.wait_for()
+    text, background = message.evaluate(
+        "m => [getComputedStyle(m).color, getComputedStyle("
+        "m.closest('.notyf__toast').querySelector('.notyf__ripple')).backgroundColor]")
+    assert _rgb_hex(background) == TOAST_BACKGROUNDS["warning"]   # the colour drawn under it
+    assert contrast_ratio(_rgb_hex(text), _rgb_hex(background)) >= 4.5, (text, background)
+
+
+@pytest.mark.parametrize("slug, name, title", [
+    ("outliers", "outlier_tasks", "Outlier tasks in high dimension"),
+    ("transfer", "new_task_from_task_features", "A new task from its task features")])
+def test_a_page_on_the_opening_data_offers_its_scenario_in_one_click(app_url, page, slug, name,
+                                                                     title):
+    open_app(page, app_url + f"?page={slug}")
+    button = page.get_by_role("button", name=f"Load the scenario “{title}”")
+    expect(button).to_be_visible()
+    expect(page.get_by_text("one click loads it").first).to_be_visible()
+    button.click()
+    page.wait_for_function("() => window.location.search.includes('data=')")
+    expect(button).to_be_hidden()
+    expect(page.get_by_role("button", name="▶ Run")).to_be_visible()
+    page.get_by_text("Ready.").first.wait_for()

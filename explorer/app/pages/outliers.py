@@ -56,6 +56,13 @@ def make_model(params, random_state, data):
                       random_state=random_state)
 
 
+def code_terms(params):
+    """Show code writes the penalties as the sliders do: a fraction of lambda_max."""
+    return (["lambda_max = RobustMTFL().lambda_max(*train.arrays())   # the sliders' unit"],
+            {name: f"{float(getattr(params, short))!r} * lambda_max[{name!r}]"
+             for name, short in (("lambda_rows", "rows"), ("lambda_columns", "columns"))})
+
+
 def coefficient_scale(data) -> float:
     """A fixed colour limit for coefficients: the truth's scale when known, else the scale of
     per-task, per-feature least-squares slopes (O(n d), no fit on the event loop)."""
@@ -108,4 +115,5 @@ OUTLIERS = ModelPage(
     baselines={"lasso": lambda p, seed, d: MultiTaskLassoL1(random_state=seed),
                "ridge": lambda p, seed, d: MultiTaskRidge(random_state=seed)},
     kinds=("regression",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
-    objective="Objective (Eq. 2)", objective_log=True, warm=True)
+    objective="Objective (Eq. 2)", objective_log=True, warm=True, code_terms=code_terms,
+    scenario="outlier_tasks")

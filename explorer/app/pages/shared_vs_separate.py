@@ -71,4 +71,4 @@ SHARED_VS_SEPARATE = ModelPage(
     slug="shared_vs_separate", title="Shared vs separate", params=SharedVsSeparateParams,
     make=make_model, views=views, baselines={"separate": make_separate},
     min_tasks=1, min_per_task=2, intro=INTRO, objective="Objective",
-    pace="2 steps/s")
+    pace="2 steps/s", scenario="negated_task")

@@ -12,6 +12,7 @@ import re
 
 import panel as pn
 
+from explorer.app.access import name_figures
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.work import batched
@@ -125,6 +126,8 @@ class TasksPage(pn.viewable.Viewer):
 
     def _patch(self, dataset, scatter, truth, heatmaps) -> None:
         self._scatter.apply(scatter)
+        for fig in self._scatter.figures:
+            name_figures(fig)
         if len(self._scatter_box) < len(self._scatter.figures):
             set_flex_objects(self._scatter_box, [
                 *self._scatter_box.objects,
@@ -181,6 +184,7 @@ class TasksPage(pn.viewable.Viewer):
         view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
                              title=item["title"], width=420, height=self._height(item))
         savable(view.figure)
+        name_figures(view.figure, truth=True)
         return view
 
     def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> pn.Column | None:
@@ -204,6 +208,7 @@ class TasksPage(pn.viewable.Viewer):
         view.set_limit(item["limit"])
         view.figure.height = height
         view.figure.title.text = item["title"]
+        name_figures(view.figure, truth=True)
         view.update(matrix)
         column[1].object = escape_markdown(item["note"])
         return column_added

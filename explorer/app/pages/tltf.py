@@ -80,6 +80,15 @@ def after(model, fit) -> dict:
                                         random_state=fit.seed)}
 
 
+def advice(data) -> str:
+    """Data without task features fit, but show nothing of what the page is about."""
+    if data.task_features is None:
+        return ("Transfer predicts a new task from its task features (a description of each "
+                "task); these data have none, so the gate is constant and the zero-shot "
+                "table and Figure 1 stay empty.")
+    return ""
+
+
 class TransferPanel(PagePanel):
     """A new task's gate from its features (sliders; no fit on a move), the held-out table
     and Figure 1 (computed off the event loop, once per data, Psi and seed)."""
@@ -168,4 +177,4 @@ TRANSFER = ModelPage(
     kinds=("classification",), min_tasks=2, min_per_task=2, intro=INTRO,
     explain=lambda model, result, data, test: fit_summary(model, data),
     objective="Variational lower bound (EM: never decreases)", after=after,
-    panels=lambda: [TransferPanel()])
+    panels=lambda: [TransferPanel()], scenario="new_task_from_task_features", advice=advice)
