@@ -37,7 +37,10 @@ def name_figures(model, *, truth: bool = False) -> None:
         return
     from bokeh.models import Plot  # lazily: the name is computed where figures are
 
-    for fig in model.select({"type": Plot}):
+    # a figure is named directly: select() would walk every model it references (its
+    # sources included) on every frame that syncs the page's figures
+    figures = [model] if isinstance(model, Plot) else model.select({"type": Plot})
+    for fig in figures:
         attributes = {**fig.html_attributes, "role": "img",
                       "aria-label": figure_name(fig, truth=truth)}
         if attributes != fig.html_attributes:
