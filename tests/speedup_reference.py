@@ -31,12 +31,27 @@ from explorer.models import (
 TREE_KEYS = ("feature", "threshold", "left", "right", "leaf_code", "value")
 REFERENCE = Path(__file__).parent / "data" / "speedup_reference.npz"
 
+#: The libraries the reference was stored with. Elsewhere (CI's lowest-versions step: NumPy
+#: 1.24, SciPy 1.10) their own round-off differs, and boosting rounds amplify it, so the
+#: floats are compared at ``OTHER_LIBRARIES_RTOL``; integers (features, children, leaves)
+#: must still agree exactly.
+STORED_WITH = {"numpy": "2.4.6", "scipy": "1.17.1"}
+OTHER_LIBRARIES_RTOL, OTHER_LIBRARIES_ATOL = 1e-3, 1e-4
+
+
+def _same_libraries() -> bool:
+    import scipy
+
+    return np.__version__ == STORED_WITH["numpy"] and scipy.__version__ == STORED_WITH["scipy"]
+
 
 def assert_same_as_reference(outputs: dict[str, np.ndarray], *, rtol: float = 0.0,
                              atol: float = 0.0) -> None:
     """Every array of ``outputs`` equals the stored one: exactly by default, floats within
     ``rtol`` / ``atol`` when given (a BLAS product taken the other way round rounds
     differently; the iterations and the integers must still agree exactly)."""
+    if not _same_libraries():
+        rtol, atol = max(rtol, OTHER_LIBRARIES_RTOL), max(atol, OTHER_LIBRARIES_ATOL)
     with np.load(REFERENCE) as stored:
         assert set(outputs) <= set(stored.files)
         for key, value in outputs.items():
