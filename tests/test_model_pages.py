@@ -374,3 +374,32 @@ def test_full_speed_is_one_click_away():
     page.runner._fast_btn.clicks += 1
     assert page.runner._speed.value == "unthrottled"
     assert page.runner.session.steps_per_second is None
+
+
+def test_on_139_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks():
+    page = build("outliers", "school", train_fraction=0.24)
+    run(page)
+    model = page._errors_shown["model"]
+    names = [str(n) for n in page.state.train.task_names]
+    order = np.argsort(-np.nan_to_num(model), kind="stable")
+    shown, k = page.errors.source.data, len(page.errors.series)   # model, lasso, ridge
+    assert [x[0] for x in shown["x"][::k]] == [names[t] for t in order]   # hover names each
+    np.testing.assert_allclose(shown["value"][::k], np.nan_to_num(model)[order])
+    assert np.all(np.diff(shown["value"][::k]) <= 0)
+    worst = ", ".join(f"{names[t]} ({model[t]:.2f})" for t in order[:3])
+    assert f"worst for the model: {worst}" in page.summary.object
+    # the CSV keeps the data's task order
+    assert page._results_csv().splitlines()[1].startswith(f"{names[0]},")
+    # a few tasks: named under their bars, in the data's order
+    page.state.dataset_name = DATA_FOR["outliers"]
+    run(page)
+    assert [x[0] for x in page.errors.source.data["x"][::k]] == [
+        str(n) for n in page.state.train.task_names]
+    assert "worst for the model" not in page.summary.object
+
+
+def test_a_page_can_choose_its_pace_for_the_data():
+    page = build("shared_vs_separate", "school", train_fraction=0.24)
+    assert page.page.pace_for(page.state.train) == "30 steps/s"   # 300 steps: 10 s
+    page.state.dataset_name = DATA_FOR["shared_vs_separate"]   # the speed is set again
+    assert page.runner._speed.value == "2 steps/s" == page.page.pace_for(page.state.train)
