@@ -310,8 +310,9 @@ def test_a_fit_at_the_defaults_lasts_long_enough_for_a_class_to_follow(slug):
     """Teaching pace: at the speed a page opens with, its default fit lasts 5-20 s."""
     from explorer.app.runner import SPEEDS
 
-    pace = MODEL_PAGES[slug].pace
-    opened = MODEL_PAGES[slug].build(ExplorerState(dataset_name=DATA_FOR[slug]))
+    state = ExplorerState(dataset_name=DATA_FOR[slug])
+    pace = MODEL_PAGES[slug].pace_for(state.train)
+    opened = MODEL_PAGES[slug].build(state)
     assert opened.runner._speed.value == pace          # the page opens at that speed
     page = build(slug)
     run(page)
