@@ -5,6 +5,8 @@ Eq. 2 (hinge and square) and Eq. 7, the paper's Section 4.1 matrices for the toy
 the exact D W D symmetry of label negation, and per-task kNN for Table 2's direction.
 """
 
+import warnings
+
 import cvxpy as cp
 import numpy as np
 import pytest
@@ -416,3 +418,63 @@ def test_ties_keep_the_lower_index_and_unproven_rows_are_searched_again():
         order = np.lexsort((np.arange(300), d2[i]))[:6]
         np.testing.assert_array_equal(idx[i], order)
         np.testing.assert_array_equal(dist[i] ** 2, d2[i, order])
+
+
+def _many_tasks(m, per_task=4, seed=0):
+    rng = np.random.default_rng(seed)
+    task = np.repeat(np.arange(m), per_task)
+    X = rng.normal(size=(task.size, 2)) + task[:, None] * 0.1
+    y = np.tile([0, 1], task.size // 2)
+    return X, y, task
+
+
+@pytest.mark.parametrize("make", [lambda s: MTKNN(solver=s, n_neighbors=3),
+                                  lambda s: MTKNN(solver=s, loss="square", n_neighbors=3),
+                                  lambda s: MTKR(solver=s, n_neighbors=3)])
+def test_the_exact_solver_refuses_too_many_tasks_before_allocating(make):
+    import tracemalloc
+
+    from explorer.solvers.task_weights import MAX_EXACT_TASKS
+
+    m = MAX_EXACT_TASKS + 1
+    X, y, task = _many_tasks(m)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError) as refused:
+            make("dual").fit(X, y.astype(float), task)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(refused.value)
+    assert f"at most n_tasks = {MAX_EXACT_TASKS}" in message
+    assert f"got n_tasks = {m}" in message and "solver='paper'" in message
+    assert peak < 50e6   # one (m^2 x m^2) float64 array alone would be 54 MB
+    with warnings.catch_warnings():   # three sweeps do not converge, on purpose
+        warnings.simplefilter("ignore")
+        fitted = make("paper").set_params(max_iter=3).fit(X, y.astype(float), task)
+    assert fitted.W_.shape == (m, m)
+    with pytest.raises(ValueError, match=f"got n_tasks = {m}"):
+        fitted.gap_to_optimum()
+
+
+def test_the_task_limit_is_where_the_exact_solvers_memory_is_measured():
+    """The limit's comment: about eight (m^2 x m^2) float64 arrays at the peak; at the
+    limit that stays under 0.5 GB."""
+    import tracemalloc
+
+    from explorer.solvers.task_weights import MAX_EXACT_TASKS
+
+    rng = np.random.default_rng(1)
+    m = 12
+    task = np.repeat(np.arange(m), 10)
+    F, y = rng.normal(size=(task.size, m)), np.sign(rng.normal(size=task.size))
+    for sweeps in (square_qp_sweeps(F, y, task, m, 1.0, 1.0, row_sum=True),
+                   hinge_interior_point_steps(F, y, task, m, 1.0, 1.0)):
+        tracemalloc.start()
+        try:
+            next(sweeps)
+            per_m4 = tracemalloc.get_traced_memory()[1] / m ** 4
+        finally:
+            tracemalloc.stop()
+        assert 8 * 5 < per_m4 < 8 * 9
+        assert per_m4 * MAX_EXACT_TASKS ** 4 < 0.5e9

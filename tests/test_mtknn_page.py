@@ -105,3 +105,49 @@ def test_the_k_curve_stops_when_the_user_resets_or_refits(monkeypatch):
         loop.run(1)                   # it ends, cancelled: nothing is drawn
         assert made == [5] and list(curve.source.data["x"]) == []
         assert not page.state.work.pending("mtknn.SensitivityPanel")
+
+
+def test_after_a_paper_fit_the_summary_says_how_far_it_stopped_above_the_optimum():
+    page = build("mtknn")
+    page.params.solver = "paper"
+    model = run(page)
+    gap = model.gap_to_optimum()
+    measured = page._last_result.extra["gap"]   # measured on the fit's worker
+    assert measured["optimum"] == gap["optimum"] and measured["objective"] == gap["objective"]
+    if gap["relative_gap"] > 1e-3:
+        assert f"stopped {gap['relative_gap']:.0%} above the optimum" in page.summary.object
+    else:
+        assert "reached the default solver's optimum" in page.summary.object
+    page.params.solver = "dual"   # the default solver: nothing to say, nothing measured
+    run(page)
+    assert "paper's solver" not in page.summary.object
+    assert "gap" not in page._last_result.extra
+
+
+def test_the_gap_sentence_reads_as_the_issue_asks():
+    from types import SimpleNamespace
+
+    from explorer.app.pages.mtknn import explain_gap
+
+    paper = SimpleNamespace(solver="paper")
+    result = SimpleNamespace(extra={"gap": {"objective": 3.01, "optimum": 2.36,
+                                            "relative_gap": 0.65 / 2.36}})
+    assert explain_gap(paper, result, None, None) == (
+        "The paper's solver stopped 28% above the optimum the default solver reaches "
+        "(3.01 vs 2.36).")
+    too_many = explain_gap(paper, SimpleNamespace(extra={}), None, None)
+    assert "at most 50 tasks" in too_many
+    assert explain_gap(SimpleNamespace(solver="dual"), result, None, None) == ""
+
+
+def test_the_page_shows_the_exact_solvers_refusal_of_too_many_tasks(monkeypatch):
+    from explorer.solvers import task_weights
+
+    monkeypatch.setattr(task_weights, "MAX_EXACT_TASKS", 2)
+    page = build("mtknn")
+    runner = page.runner
+    runner.session.run()
+    assert runner.session.wait(60)
+    runner.poll()
+    assert runner.session.state == "error"
+    assert "at most n_tasks = 2" in runner.session.error

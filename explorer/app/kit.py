@@ -52,6 +52,7 @@ from explorer.app.work import (
 from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, TruthMatrixView, escape
+from explorer.viz.style import MAX_CATEGORY_LABELS
 
 __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "per_task_error",
            "settings_form"]
@@ -160,10 +161,11 @@ class ModelPage:
         Title of the objective curve the kit adds ('' for none); ``objective_log``: log axis.
     warm : bool
         A hyper-parameter change after a finished fit refits from the current solution.
-    pace : str
+    pace : str or callable (data) -> str
         The speed the page opens at (a key of :data:`explorer.app.runner.SPEEDS`): chosen so
         that a fit at the defaults lasts 5-20 s, slow enough for a class to follow
-        ("unthrottled" is in the same menu).
+        ("unthrottled" is in the same menu). A callable chooses it for each data set (a fit
+        on 139 tasks may take ten times the steps): it is set again whenever the data change.
     panels : callable () -> list of PagePanel
         Creates the page's own panels (once per page and session).
     after : callable (estimator, FitInputs) -> dict, optional
@@ -196,7 +198,7 @@ class ModelPage:
     objective: str = "Objective"
     objective_log: bool = False
     warm: bool = False
-    pace: str = "5 steps/s"
+    pace: str | Callable[[Any], str] = "5 steps/s"
     panels: Callable[[], Sequence[PagePanel]] = tuple
     after: Callable[[Any, FitInputs], dict] | None = None
     code_terms: Callable[[Any], tuple[list[str], dict[str, str]]] | None = None
@@ -206,6 +208,10 @@ class ModelPage:
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
         return ModelPageView(state, self)
+
+    def pace_for(self, data) -> str:
+        """The speed a fit on ``data`` opens at (see ``pace``)."""
+        return self.pace(data) if callable(self.pace) else self.pace
 
     def problem_with(self, data) -> str:
         """Why ``data`` does not suit the page ('' when it does)."""
@@ -280,7 +286,8 @@ class ModelPageView(pn.viewable.Viewer):
         self.form = settings_form(state, page.slug, self.params)
         self.params.param.watch(locked(self._params_changed), public_parameters(self.params))
         self.runner = LiveFitRunner(self._prepare, self._render, self._finished, self._cleared,
-                                    notify=state.notify, speed=page.pace, work=state.work,
+                                    notify=state.notify, speed=page.pace_for(state.train),
+                                    work=state.work,
                                     on_stop=lambda: self._catch_up(everything=True))
         self._behind: set[int] = set()   # views skipped while off screen (their index)
         self._last_snapshot = None
@@ -457,6 +464,8 @@ class ModelPageView(pn.viewable.Viewer):
             control.__panel__().visible = not problem
         if problem:
             return
+        if callable(self.page.pace):
+            self.runner.set_speed(self.page.pace(train))
         for view in self.views:
             view.set_data(train)
         for panel in self.panels:
@@ -587,13 +596,34 @@ class ModelPageView(pn.viewable.Viewer):
         if unscored:
             text += (f"; {unscored} task(s) have too few test examples to score (drawn at 0: "
                      "use a smaller train fraction)")
-        self.errors.update({name: np.nan_to_num(values, nan=0.0)
-                            for name, values in errors.items()}, highlight=better)
+        text += self._show_errors(errors, better)
         extra = (self.page.explain(estimator, result, self.state.train, self.state.test)
                  if self.page.explain else "")
         self.summary.object = text + "." + (f" {extra}" if extra else "")
         self._errors_shown = errors
         self.tools.refresh()
+
+    def _show_errors(self, errors: dict[str, np.ndarray], better: list[int]) -> str:
+        """Draw the per-task bars; past :data:`MAX_CATEGORY_LABELS` tasks (no names fit under
+        the bars) the tasks go in order of the model's error, so the bars read as its
+        distribution over tasks (hover names each), and the worst three are named (the
+        returned sentence, escaped)."""
+        names = [str(n) for n in self.state.train.task_names]
+        drawn = {name: np.nan_to_num(values, nan=0.0) for name, values in errors.items()}
+        if len(names) <= MAX_CATEGORY_LABELS:
+            self.errors.figure.title.text = "Per-task test error"
+            self.errors.set_categories(names)
+            self.errors.update(drawn, highlight=better)
+            return ""
+        order = np.argsort(-drawn["model"], kind="stable")
+        self.errors.figure.title.text = "Per-task test error, tasks by the model's error"
+        self.errors.set_categories([names[t] for t in order])
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        self.errors.update({name: values[order] for name, values in drawn.items()},
+                           highlight=sorted(rank[better].tolist()))
+        worst = ", ".join(f"{escape(names[t])} ({drawn['model'][t]:.2f})" for t in order[:3])
+        return f"; worst for the model: {worst}"
 
     # ------------------------------------------------------------------ code and export
     def code(self) -> str:

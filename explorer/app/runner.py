@@ -126,6 +126,12 @@ class LiveFitRunner(pn.viewable.Viewer):
         return self.controls
 
     # ------------------------------------------------------------------ controls
+    def set_speed(self, speed: str) -> None:
+        """Choose the speed (a key of :data:`SPEEDS`), as the Speed menu does."""
+        if speed not in SPEEDS:
+            raise ValueError(f"speed must be one of {list(SPEEDS)}; got {speed!r}.")
+        self._speed.value = speed
+
     def _set_speed(self, *_):
         self.session.steps_per_second = SPEEDS[self._speed.value]
 

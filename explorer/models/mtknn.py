@@ -32,6 +32,7 @@ from ..solvers.heterogeneous_neighbors import (
 )
 from ..solvers.nearest_neighbours import nearest_neighbours, neighbours_and_mean_distance
 from ..solvers.task_weights import (
+    check_exact_size,
     hinge_interior_point_steps,
     square_qp_sweeps,
     task_weight_objective,
@@ -148,6 +149,7 @@ class _NeighbourhoodModel(MultiTaskEstimator):
         """
         check_is_fitted(self, "W_")
         m = self.W_.shape[0]
+        check_exact_size(m, f"{type(self).__name__}.gap_to_optimum (the exact solver)")
         l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
         features, y, task = self.train_features_, self.train_y_, self.train_task_
         loss = getattr(self, "loss", "square")
@@ -193,7 +195,9 @@ class MTKNN(_NeighbourhoodModel):
         "dual" (default): exact, stopping on the relative duality gap, so the result is the
         optimum to ``tol``: a primal-dual interior-point method (hinge; one snapshot per
         step) or coordinate ascent on the dual of the m^2-variable QP (square; one per
-        pass); see :mod:`explorer.solvers.task_weights`.
+        pass); see :mod:`explorer.solvers.task_weights`. Its dense (m^2 x m^2) systems
+        limit it to ``MAX_EXACT_TASKS`` (50) tasks: more is refused with a ValueError
+        before anything is allocated (use "paper").
         "paper": the paper's primal coordinate descent, each entry's one-dimensional
         problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
         for the square loss) plus coupled diagonal moves, from W = 0; it never increases
@@ -250,6 +254,8 @@ class MTKNN(_NeighbourhoodModel):
         if self.solver not in ("dual", "paper"):
             raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
         m = n_tasks_of(task)
+        if self.solver == "dual":
+            check_exact_size(m, "MTKNN(solver='dual')")
         signed, classes = binary_targets(y, task, m, "MTKNN")
         nb, sigma = self._training_neighbourhoods(X, task, self._rng())
         features = vote_features(nb, signed, m)
@@ -303,7 +309,8 @@ class MTKR(_NeighbourhoodModel):
 
     ``solver="dual"`` (default) solves it exactly: the loss enters through per-task Gram
     matrices, leaving a QP in the m^2 entries of W whose dual is solved by coordinate ascent
-    to a relative duality gap ``tol``. ``solver="paper"`` runs the paper's SMO over the most
+    to a relative duality gap ``tol`` (at most ``MAX_EXACT_TASKS`` tasks, as MT-KNN's).
+    ``solver="paper"`` runs the paper's SMO over the most
     violating pair of each row (Section 3.1, analytic clipped step), stopping on the relative
     objective change; it never increases the objective and is exact for two tasks, but from
     m = 3 on it can stop short of the optimum: measured 0.01-12% above it at m = 3-4 on the
@@ -334,6 +341,8 @@ class MTKR(_NeighbourhoodModel):
         if self.solver not in ("dual", "paper"):
             raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
         m = n_tasks_of(task)
+        if self.solver == "dual":
+            check_exact_size(m, "MTKR(solver='dual')")
         target = y.astype(np.float64)
         means = np.bincount(task, weights=target, minlength=m) / np.bincount(task, minlength=m)
         nb, sigma = self._training_neighbourhoods(X, task, self._rng())

@@ -36,7 +36,24 @@ __all__ = [
     "project_feasible",
     "SweepResult",
     "warm_up",
+    "MAX_EXACT_TASKS",
+    "check_exact_size",
 ]
+
+# The exact solvers hold about eight dense (m^2 x m^2) float64 arrays at their peak
+# (measured with tracemalloc at m = 8..20: 8.0 x 8 m^4 bytes for the square QP, 6.2-7.7 x
+# for the hinge): ~400 MB at m = 50, ~24 GB at m = 139 (School).
+MAX_EXACT_TASKS = 50
+
+
+def check_exact_size(n_tasks: int, who: str = "the exact solver") -> None:
+    """Refuse, before anything is allocated, a problem too large for the exact solvers."""
+    if n_tasks > MAX_EXACT_TASKS:
+        peak = 64 * n_tasks ** 4 / 1e9
+        raise ValueError(
+            f"{who} builds dense (m^2 x m^2) systems and handles at most n_tasks = "
+            f"{MAX_EXACT_TASKS}; got n_tasks = {n_tasks} (it would need about {peak:.0f} GB). "
+            "Use solver='paper' (the paper's solver, linear memory in m^2).")
 
 # ---------------------------------------------------------------- objectives
 def _penalty(W: np.ndarray, lambda1: float, lambda2: float) -> float:
@@ -137,6 +154,7 @@ def square_qp_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: in
     """
     from ._task_weight_kernels import qp_dual_passes
 
+    check_exact_size(n_tasks)
     m = n_tasks
     P = np.zeros((m * m, m * m))
     c = np.zeros(m * m)
@@ -272,6 +290,7 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     valid lower bound) and the relative gap. ``compiled``: the numba kernel
     (:func:`~explorer.solvers._task_weight_kernels.ipm_step`) or the same step in NumPy.
     """
+    check_exact_size(n_tasks)
     m = n_tasks
     H_inv = _inverse_H(m, lambda1, lambda2)
     H = (lambda1 + lambda2) * np.eye(m * m)

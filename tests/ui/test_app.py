@@ -638,3 +638,20 @@ def test_a_page_on_the_opening_data_offers_its_scenario_in_one_click(app_url, pa
     expect(button).to_be_hidden()
     expect(page.get_by_role("button", name="▶ Run")).to_be_visible()
     page.get_by_text("Ready.").first.wait_for()
+
+
+def test_the_school_scenario_runs_its_page_to_the_end(app_url, page):
+    """Real data (139 tasks): the scenario opens the Outliers page on School, the fit runs to
+    the end at full speed and the per-task errors read as a distribution (the conftest fails
+    the test on any console error)."""
+    open_app(page, app_url + "?scenario=school_outliers")
+    page.get_by_text("Outliers & shared features (robust MTFL)").first.wait_for()
+    page.get_by_text("Exam scores of 139 schools").first.wait_for()
+    page.get_by_text("Ready.").first.wait_for(timeout=60_000)
+    page.get_by_role("button", name="Fast").click()
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text(re.compile(r"done - step \d+")).first.wait_for(timeout=120_000)
+    result = page.get_by_text("Test nMSE").first
+    result.wait_for(timeout=60_000)
+    assert "worst for the model: school" in result.inner_text()
+    assert "of 139 tasks" in result.inner_text()
