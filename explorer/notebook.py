@@ -198,7 +198,8 @@ def replay(views, data, snapshots, *, step: int | None = None):
     Returns
     -------
     panel.FlexBox
-        The views' figures, wrapping to the cell's width.
+        The views' figures, wrapping to the cell's width; a view that compares an estimate
+        with its truth says how close they are under its figures.
     """
     import panel as pn
 
@@ -218,4 +219,9 @@ def replay(views, data, snapshots, *, step: int | None = None):
             view.extend([s for s in snapshots if s.step <= shown.step])
         else:
             view.update(shown)
-    return pn.FlexBox(*[pn.pane.Bokeh(figure) for view in views for figure in view.figures])
+    panes = []
+    for view in views:   # a view's figures, then its caption (how close to the truth)
+        panes += [pn.pane.Bokeh(figure) for figure in view.figures]
+        if getattr(view, "caption", None) is not None:
+            panes.append(pn.pane.Bokeh(view.caption, sizing_mode="stretch_width"))
+    return pn.FlexBox(*panes)

@@ -38,7 +38,9 @@ def run(page: ModelPageView):
 
 
 def view_of(page, cls, key=None):
-    return next(v for v in page.views if isinstance(v, cls) and (key is None or v.key == key))
+    """The page's view of that class (and key), a part of a pair view included."""
+    views = [part for v in page.views for part in (v, *getattr(v, "parts", ()))]
+    return next(v for v in views if isinstance(v, cls) and (key is None or v.key == key))
 
 
 def panel_of(page, name: str):
@@ -71,7 +73,7 @@ def test_page_runs_and_compares_with_its_baselines(slug):
     expected = 1.0 - model.score_per_task(page.state.test.X, page.state.test.y,
                                           page.state.test.task)
     np.testing.assert_allclose(values[:, 0], np.nan_to_num(expected))
-    assert "Mean test error: model" in page.summary.object
+    assert "Mean test error: model" in page.summary_text()
 
 
 def test_shared_vs_separate_shows_the_learned_similarity_beside_the_truth():
@@ -98,7 +100,7 @@ def test_outliers_page_marks_detection_against_the_truth_and_refits_warm():
     for t, outcome in enumerate(bars.source.data["outcome"]):
         detected = bool(first.outlier_tasks_[t])
         assert outcome.startswith("outlier" if detected else ("missed" if truth[t] else "shares"))
-    assert "F1 against the truth" in page.summary.object and "Test nMSE" in page.summary.object
+    assert "F1 against the truth" in page.summary_text() and "Test nMSE" in page.summary_text()
     n_first = first.n_iter_
     page.params.columns = 1.0          # lambda_columns at its lambda_max: no outlier is left
     assert page.runner.session.wait(60)
@@ -253,11 +255,11 @@ def test_tiny_data_fits_and_says_what_it_cannot_score():
                               "n_samples_per_task": 3}
     assert page.state.error == "" and not page.note.visible
     run(page)
-    assert "too few test examples" in page.summary.object
+    assert "too few test examples" in page.summary_text()
     page.state.data_params = {**page.state.current_params(), "n_tasks": 1, "n_outliers": 0,
                               "n_samples_per_task": 30}
     run(page)
-    assert "Outlier F1 against the truth" in page.summary.object
+    assert "Outlier F1 against the truth" in page.summary_text()
 
 
 def test_a_task_with_one_class_gets_a_note():
@@ -349,7 +351,7 @@ def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit()
     run(page)
     shown_errors = {k: v.copy() for k, v in page._errors_shown.items()}
     truth_view = view_of(page, TruthMatrixView)
-    assert "against the truth" in page.summary.object and state.train.truth
+    assert "against the truth" in page.summary_text() and state.train.truth
     state.hide_truth = True
     assert state.train.task_names == [f"T{t}" for t in range(state.train.n_tasks)]
     assert not state.train.truth and not state.dataset.truth and not state.test.truth
@@ -361,12 +363,12 @@ def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit()
     assert page.errors.source.data["x"][0][0] == "T0"            # bars under neutral names
     assert "hidden" in truth_view.heatmap.figure.title.text
     assert not truth_view.heatmap.values.any()             # the true W is not drawn
-    assert "against the truth" not in page.summary.object  # nor scored in the summary
+    assert "against the truth" not in page.summary_text()  # nor scored in the summary
     state.hide_truth = False                               # the reveal
     assert state.train.truth and state.train.task_names[0] != "T0"
     assert page.runner.session.state == "done" and page._fitted is not None
     assert truth_view.heatmap.values.any() and "hidden" not in truth_view.heatmap.figure.title.text
-    assert "against the truth" in page.summary.object
+    assert "against the truth" in page.summary_text()
 
 
 def test_full_speed_is_one_click_away():
@@ -404,8 +406,9 @@ def test_every_figure_has_an_accessible_name_and_truth_figures_say_so(slug):
             name = fig.html_attributes.get("aria-label", "")
             assert fig.html_attributes.get("role") == "img" and name, (slug, fig.title.text)
             assert " ".join(fig.title.text.split()) in name
-            if isinstance(view, TruthMatrixView) or fig is getattr(
-                    getattr(view, "truth", None), "figure", None):
+            beside = getattr(view, "truth", None)
+            beside = getattr(beside, "heatmap", beside)   # a pair view's truth part
+            if isinstance(view, TruthMatrixView) or fig is getattr(beside, "figure", None):
                 assert re.match(r"(True|Truth)\b", name), name
                 truth_named += 1
     assert page.errors.figure.html_attributes["aria-label"] == "Per-task test error"
@@ -443,7 +446,7 @@ def test_on_139_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks()
     np.testing.assert_allclose(shown["value"][::k], np.nan_to_num(model)[order])
     assert np.all(np.diff(shown["value"][::k]) <= 0)
     worst = ", ".join(f"{names[t]} ({model[t]:.2f})" for t in order[:3])
-    assert f"worst for the model: {worst}" in page.summary.object
+    assert f"worst for the model: {worst}" in page.summary_text()
     # the CSV keeps the data's task order
     assert page._results_csv().splitlines()[1].startswith(f"{names[0]},")
     # a few tasks: named under their bars, in the data's order
@@ -451,7 +454,7 @@ def test_on_139_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks()
     run(page)
     assert [x[0] for x in page.errors.source.data["x"][::k]] == [
         str(n) for n in page.state.train.task_names]
-    assert "worst for the model" not in page.summary.object
+    assert "worst for the model" not in page.summary_text()
 
 
 def test_a_page_can_choose_its_pace_for_the_data():

@@ -31,7 +31,8 @@ def run(page):
 
 
 def view(page, cls, key=None):
-    return next(v for v in page.views if isinstance(v, cls) and getattr(v, "key", key) == key)
+    views = [part for v in page.views for part in (v, *getattr(v, "parts", ()))]
+    return next(v for v in views if isinstance(v, cls) and getattr(v, "key", key) == key)
 
 
 def test_the_page_shows_omega_beside_the_truth_and_the_bounds_per_round():
@@ -53,7 +54,7 @@ def test_the_page_shows_omega_beside_the_truth_and_the_bounds_per_round():
     assert np.all(np.array(curve["reversed"]) <= np.array(curve["loss"]) + 1e-12)
     series = page.errors.series
     assert series == ["model", "AnyBoost", "Omega fixed at I/m"]
-    assert "Correlation signs right on **3 of 3**" in page.summary.object
+    assert "Correlation signs right on **3 of 3**" in page.summary_text()
 
 
 def test_the_variant_switch_shows_the_collapse_and_the_rising_loss():
@@ -69,11 +70,11 @@ def test_the_variant_switch_shows_the_collapse_and_the_rising_loss():
     np.testing.assert_allclose(np.abs(view(page, SnapshotMatrixView, "correlation")
                                       .heatmap.values), 1.0, atol=1e-6)
     assert view(page, LossBoundsView).broken >= 1    # loss above the paper's claimed bound
-    assert "Omega's eigenvalue ratio" in page.summary.object
+    assert "Omega's eigenvalue ratio" in page.summary_text()
     # the claim is explained where it appears: what Theorem 2 says and where it is drawn
     above = re.search(r"Theorem 2 bound in \*\*(\d+)\*\* rounds: Theorem 2 claims",
-                      page.summary.object)
-    assert above and int(above.group(1)) >= 1 and "orange curve" in page.summary.object
+                      page.summary_text())
+    assert above and int(above.group(1)) >= 1 and "orange curve" in page.summary_text()
 
 
 def test_the_supertask_is_drawn_with_weights_and_flips():

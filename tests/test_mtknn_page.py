@@ -69,7 +69,7 @@ def test_page_runs_mt_kr_on_regression_tasks():
     inspector = panel_of(page, "InspectorPanel").inspector
     inspector.points.selected.indices = [0]
     assert "prediction" in inspector.figure.title.text
-    assert "per-task" in page.summary.object
+    assert "per-task" in page.summary_text()
 
 
 def test_the_k_curve_stops_when_the_user_resets_or_refits(monkeypatch):
@@ -115,12 +115,12 @@ def test_after_a_paper_fit_the_summary_says_how_far_it_stopped_above_the_optimum
     measured = page._last_result.extra["gap"]   # measured on the fit's worker
     assert measured["optimum"] == gap["optimum"] and measured["objective"] == gap["objective"]
     if gap["relative_gap"] > 1e-3:
-        assert f"stopped {gap['relative_gap']:.0%} above the optimum" in page.summary.object
+        assert f"stopped {gap['relative_gap']:.0%} above the optimum" in page.summary_text()
     else:
-        assert "reached the default solver's optimum" in page.summary.object
+        assert "reached the default solver's optimum" in page.summary_text()
     page.params.solver = "dual"   # the default solver: nothing to say, nothing measured
     run(page)
-    assert "paper's solver" not in page.summary.object
+    assert "paper's solver" not in page.summary_text()
     assert "gap" not in page._last_result.extra
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from explorer import notebook
 from explorer.app.work import can_poll, in_notebook_kernel
+from explorer.compare.metrics import relationship_agreement
 from explorer.data.catalog import make_dataset
 from explorer.models import RegularizedMTL
 
@@ -60,7 +61,7 @@ def test_fit_runs_the_page_to_the_end_and_restores_its_pace():
     model = notebook.fit(page)
     assert page.runner.session.state == "done"
     assert page.runner.session.steps_per_second == paced == 2.0
-    assert "Fitted in" in page.summary.object
+    assert "Fitted in" in page.summary_text()
     # the same model as a direct fit on the page's training split
     train = page.state.train
     direct = RegularizedMTL(lambda_deviation=0.01, lambda_common=0.01, max_iter=300,
@@ -76,10 +77,14 @@ def test_page_views_and_replay_show_a_recorded_fit():
     snapshots = list(model.fit_iter(*data.arrays()))
     views = notebook.page_views("shared_vs_separate")
     layout = notebook.replay(views, data, snapshots, step=snapshots[2].step)
-    assert len(layout.objects) == sum(len(view.figures) for view in views)
-    learned, truth = views[0].heatmap, views[1].heatmap
+    captions = [view.caption for view in views if getattr(view, "caption", None) is not None]
+    assert len(layout.objects) == sum(len(view.figures) for view in views) + len(captions)
+    learned, truth = views[0].estimate.heatmap, views[0].truth.heatmap
     np.testing.assert_allclose(learned.values, snapshots[2].matrices["similarity"])
-    np.testing.assert_allclose(truth.values, data.truth["task_relation"])
+    np.testing.assert_allclose(truth.values, data.truth["task_similarity"])
+    agreement = relationship_agreement(snapshots[2].matrices["similarity"],
+                                       data.truth["task_similarity"])
+    assert f"rank correlation <b>{agreement['rank_correlation']:.2f}</b>" in captions[0].text
     objective = views[-1].curve.source.data["y"]
     assert list(objective) == [s.objective for s in snapshots[:3]]   # curves: up to the step
     with pytest.raises(ValueError, match="step must be one of the recorded steps"):

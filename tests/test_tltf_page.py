@@ -24,7 +24,7 @@ def test_transfer_page_shows_phi_psi_gate_table_and_figure1(monkeypatch):
     order = match_clusters(model.phi_, truth)
     np.testing.assert_allclose(phi_view.phi.values, model.phi_[:, order])
     np.testing.assert_array_equal(phi_view.truth.values, np.eye(truth.max() + 1)[truth])
-    assert "adjusted Rand index **1.00**" in page.summary.object
+    assert "adjusted Rand index **1.00**" in page.summary_text()
     psi = next(v for v in page.views if isinstance(v, PsiScaleView)).curve.source.data
     assert psi["x"] == list(range(1, model.n_iter_ + 1))
     assert psi["y"][-1] < psi["y"][0]           # the bound shrinks Psi (see the module doc)

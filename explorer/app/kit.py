@@ -52,7 +52,6 @@ from explorer.app.work import (
 from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, TruthMatrixView, escape
-from explorer.viz.style import MAX_CATEGORY_LABELS
 
 __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "per_task_error",
            "settings_form"]
@@ -174,6 +173,10 @@ class ModelPage:
     scenario : str
         The scenario (``data/scenarios/<name>.json``) whose data suit the page: when the
         current data do not, the page says why and offers it in one click.
+    story : int
+        How many of the first views tell the page's story: their figures go in one row at
+        the top of the page (an estimate beside its truth, the tree), with their captions
+        under it; the others flow below, across the width.
     advice : callable (data) -> str, optional
         Why usable data still do not show what the page is about ('' when they do; e.g.
         Transfer without task features): said, with the scenario's button, above a page
@@ -204,6 +207,7 @@ class ModelPage:
     code_terms: Callable[[Any], tuple[list[str], dict[str, str]]] | None = None
     scenario: str = ""
     advice: Callable[[Any], str] | None = None
+    story: int = 1
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -272,8 +276,10 @@ def _out_of_sight(view: LiveView, offscreen: set[str]) -> bool:
 def _shows_truth(view: LiveView, fig) -> bool:
     """True when ``fig`` of ``view`` draws the ground truth (a truth view, or a view's
     ``truth`` heatmap beside its estimate)."""
-    beside = getattr(getattr(view, "truth", None), "figure", None)
-    return isinstance(view, TruthMatrixView) or fig is beside
+    beside = getattr(view, "truth", None)
+    if isinstance(beside, TruthMatrixView):   # an estimate beside its truth
+        beside = beside.heatmap
+    return isinstance(view, TruthMatrixView) or fig is getattr(beside, "figure", None)
 
 
 class ModelPageView(pn.viewable.Viewer):
@@ -296,9 +302,11 @@ class ModelPageView(pn.viewable.Viewer):
         if page.objective:
             self.views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
         self.errors = BarView(["T0"], ["model", *page.baselines], title="Per-task test error",
-                              y_label="test error", width=560)
+                              y_label="test error", width=300, height=300, horizontal=True)
         self.summary = pn.pane.Markdown("", sizing_mode="stretch_width",
-                                        styles={"font-size": "1.05em"})
+                                        styles={"font-size": "1.05em"}, margin=(0, 10))
+        self.details = pn.pane.Markdown("", sizing_mode="stretch_width",
+                                        styles={"font-size": "1.0em"}, margin=(0, 10))
         self.note = pn.pane.Alert("", alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
         self.scenario_button = pn.widgets.Button(color="primary", visible=False)
@@ -315,6 +323,12 @@ class ModelPageView(pn.viewable.Viewer):
         self._first_draw = True    # the page has not been drawn yet
         self._all_shown = False    # every figure made so far has its pane in the body
         self.body = pn.FlexBox(sizing_mode="stretch_width")
+        self.story = pn.Row(margin=0)
+        self.captions = pn.Column(*[pn.pane.Bokeh(view.caption, margin=(0, 10))
+                                    for view in self.views[:page.story]
+                                    if getattr(view, "caption", None) is not None], margin=0)
+        self._errors_pane = pn.pane.Bokeh(savable(self.errors.figure))
+        self._panes[id(self.errors.figure)] = self._errors_pane
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
@@ -323,15 +337,17 @@ class ModelPageView(pn.viewable.Viewer):
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
         self.body.extend([panel.layout for panel in self.panels if not panel.below])
-        # The figures flow in the column of the Run controls, beside the settings: the
-        # controls and the main live view fit a 1366 x 768 projector without scrolling.
+        # One screen at 1366 x 768 tells the story: the settings and the per-task errors on
+        # the left; on the right the Run controls, the headline and the story's figures in
+        # one row (an estimate beside its truth); everything else below, across the width.
         self._layout = pn.Column(
             intro_card(page.intro),
-            pn.Row(pn.Column(self.form, width=340),
+            pn.Row(pn.Column(self.form, self._errors_pane, width=300, margin=0),
                    pn.Column(self.note, self.scenario_button, self.runner, self.summary,
-                             self.tools, self.body,
-                             sizing_mode="stretch_width"),
+                             self.story, self.captions, self.details, self.tools,
+                             sizing_mode="stretch_width", margin=0),
                    sizing_mode="stretch_width"),
+            self.body,
             *[panel.layout for panel in self.panels if panel.below],
             sizing_mode="stretch_width")
         state.param.watch(locked(self._data_changed), "train")
@@ -340,6 +356,11 @@ class ModelPageView(pn.viewable.Viewer):
 
     def __panel__(self):
         return self._layout
+
+    def summary_text(self) -> str:
+        """The summary of the last fit, Markdown: the headline above the story's figures and
+        the page's own details under them ('' before a fit)."""
+        return " ".join(t for t in (self.summary.object, self.details.object) if t)
 
     def _panel_work(self):
         """The work service of the panels: the session's, or in a notebook (whose state
@@ -357,13 +378,14 @@ class ModelPageView(pn.viewable.Viewer):
         return [f for view in self.views for f in view.figures] + [self.errors.figure]
 
     def _sync_figures(self) -> None:
-        """Show every view's figures, in order, then the page's own panels.
+        """Show every view's figures, in order: the story's in their row, the others in the
+        body, then the page's own panels.
 
         A view may make figures late (the first time the data or a snapshot needs them: the
         fewest models); existing panes are kept. The first time a served page is drawn, only
-        its first figure (the main live view, on screen at 1366 x 768) goes with the page;
-        the others, below the fold, follow in the next message (:func:`after_this_paint`),
-        so the browser paints the page without laying out and drawing them first.
+        the story's figures (on screen at 1366 x 768) go with the page; the others, below the
+        fold, follow in the next message (:func:`after_this_paint`), so the browser paints
+        the page without laying out and drawing them first.
         """
         figures = self._figures()
         for view in self.views:   # titles may change with the data or the fit
@@ -377,15 +399,20 @@ class ModelPageView(pn.viewable.Viewer):
         for fig in figures:
             if id(fig) not in self._panes:
                 self._panes[id(fig)] = pn.pane.Bokeh(savable(fig))
-        panes = [self._panes[id(fig)] for fig in figures]
+        story = [self._panes[id(fig)] for view in self.views[:self.page.story]
+                 for fig in view.figures]
+        rest = [self._panes[id(fig)] for view in self.views[self.page.story:]
+                for fig in view.figures]
         self._all_shown = True
         if self._first_draw:
             self._first_draw = False
             if after_this_paint(self._sync_figures):
-                panes, self._all_shown = panes[:1], False
+                rest, self._all_shown = [], False
         self.runner.pacer.watched = [fig.id for fig in figures]
+        if [id(p) for p in story] != [id(obj) for obj in self.story.objects]:
+            self.story.objects = story
         ours = {id(pane) for pane in self._panes.values()}
-        wanted = panes + [obj for obj in self.body.objects if id(obj) not in ours]
+        wanted = rest + [obj for obj in self.body.objects if id(obj) not in ours]
         if [id(obj) for obj in wanted] != [id(obj) for obj in self.body.objects]:
             set_flex_objects(self.body, wanted)
 
@@ -459,7 +486,8 @@ class ModelPageView(pn.viewable.Viewer):
             "it." if offer else "")
         self.note.visible = bool(advice)
         self.scenario_button.param.update(label=f"Load the scenario “{title}”", visible=offer)
-        self.body.visible = not problem
+        for part in (self.body, self.story, self.captions):
+            part.visible = not problem
         for control in (self.runner, self.form):
             control.__panel__().visible = not problem
         if problem:
@@ -599,24 +627,25 @@ class ModelPageView(pn.viewable.Viewer):
         text += self._show_errors(errors, better)
         extra = (self.page.explain(estimator, result, self.state.train, self.state.test)
                  if self.page.explain else "")
-        self.summary.object = text + "." + (f" {extra}" if extra else "")
+        self.summary.object = text + "."
+        self.details.object = extra
         self._errors_shown = errors
         self.tools.refresh()
 
     def _show_errors(self, errors: dict[str, np.ndarray], better: list[int]) -> str:
-        """Draw the per-task bars; past :data:`MAX_CATEGORY_LABELS` tasks (no names fit under
-        the bars) the tasks go in order of the model's error, so the bars read as its
+        """Draw the per-task bars; past the tasks whose names fit down the chart
+        (``BarView.names_fit``) the tasks go in order of the model's error, so the bars read as its
         distribution over tasks (hover names each), and the worst three are named (the
         returned sentence, escaped)."""
         names = [str(n) for n in self.state.train.task_names]
         drawn = {name: np.nan_to_num(values, nan=0.0) for name, values in errors.items()}
-        if len(names) <= MAX_CATEGORY_LABELS:
+        if len(names) <= self.errors.names_fit:
             self.errors.figure.title.text = "Per-task test error"
             self.errors.set_categories(names)
             self.errors.update(drawn, highlight=better)
             return ""
         order = np.argsort(-drawn["model"], kind="stable")
-        self.errors.figure.title.text = "Per-task test error, tasks by the model's error"
+        self.errors.figure.title.text = "Test error, tasks sorted"
         self.errors.set_categories([names[t] for t in order])
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
@@ -686,5 +715,6 @@ class ModelPageView(pn.viewable.Viewer):
             panel.clear()
         self.errors.update({})
         self.summary.object = ""
+        self.details.object = ""
         self._errors_shown = None
         self.tools.refresh()

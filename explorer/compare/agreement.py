@@ -6,8 +6,10 @@ related, -1 negated, 0 unrelated; or ``truth["task_similarity"]``: cosines) on a
 :func:`relationship_agreement` compares them on what both can say about the off-diagonal
 task pairs (i, j), i != j, taken in both orders (a learned matrix need not be symmetric):
 
-* ``sign_agreement``: of the pairs the truth calls related or negated (non-zero), the
-  share whose estimate has the same sign (an estimate of exactly 0 disagrees);
+* ``sign_agreement``: of the pairs the truth calls related or negated, the share whose
+  estimate has the same sign (an estimate of exactly 0 disagrees); a truth entry within
+  :data:`UNRELATED_SHARE` of the truth's largest magnitude counts as unrelated (a true
+  cosine of -0.004 between two unrelated tasks has no sign worth matching);
 * ``rank_correlation``: Spearman's correlation of the estimate with the truth over all
   off-diagonal pairs (does the model order the pairs as the truth does?);
 * ``relative_error``: ``||e / ||e|| - t / ||t|| ||`` over the off-diagonal entries, each
@@ -16,6 +18,10 @@ task pairs (i, j), i != j, taken in both orders (a learned matrix need not be sy
 
 A figure that cannot be computed is ``nan`` and ``reason`` says why (the truth is unknown,
 constant off the diagonal, or has no related or negated pair).
+
+With ``entries="all"`` the same three figures compare every entry of two matrices of any
+one shape (a coefficient matrix W of tasks x features beside the true W): the sign
+agreement is then over the truly non-zero coefficients.
 
 >>> import numpy as np
 >>> truth = np.array([[1., 1, -1], [1, 1, -1], [-1, -1, 1]])
@@ -30,17 +36,22 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["relationship_agreement", "AGREEMENT_KEYS"]
+__all__ = ["relationship_agreement", "AGREEMENT_KEYS", "UNRELATED_SHARE"]
 
 #: The figures :func:`relationship_agreement` returns (besides ``n_pairs`` and ``reason``).
 AGREEMENT_KEYS = ("sign_agreement", "rank_correlation", "relative_error")
 
+#: Truth entries smaller than this share of its largest magnitude carry no sign.
+UNRELATED_SHARE = 0.1
 
-def _square(name: str, value) -> np.ndarray:
+
+def _matrix(name: str, value, square: bool) -> np.ndarray:
     matrix = np.asarray(value, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+    if square and (matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]):
         raise ValueError(f"{name} must be a square (n_tasks, n_tasks) matrix; got shape "
                          f"{matrix.shape}.")
+    if matrix.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix; got shape {matrix.shape}.")
     return matrix
 
 
@@ -56,7 +67,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def relationship_agreement(estimate, truth) -> dict:
+def relationship_agreement(estimate, truth, *, entries: str = "off-diagonal") -> dict:
     """Agreement of a learned task matrix with the true one, over the off-diagonal pairs.
 
     Parameters
@@ -65,6 +76,9 @@ def relationship_agreement(estimate, truth) -> dict:
         The learned matrix (any scale; need not be symmetric).
     truth : array-like of shape (m, m) or None
         The true relation or similarity; None (or all NaN) when unknown.
+    entries : {"off-diagonal", "all"}
+        Compare the off-diagonal task pairs of two square matrices, or every entry of two
+        matrices of the same (any) shape.
 
     Returns
     -------
@@ -73,27 +87,32 @@ def relationship_agreement(estimate, truth) -> dict:
         they cannot be computed), ``n_pairs`` (ordered off-diagonal pairs compared) and
         ``reason`` ('' when every figure was computed, else why not).
     """
-    estimate = _square("estimate", estimate)
+    if entries not in ("off-diagonal", "all"):
+        raise ValueError(f"entries must be 'off-diagonal' or 'all'; got {entries!r}.")
+    pairs = entries == "off-diagonal"
+    estimate = _matrix("estimate", estimate, pairs)
     result = {key: float("nan") for key in AGREEMENT_KEYS}
     result.update(n_pairs=0, reason="")
     if truth is None:
         result["reason"] = "the truth is unknown"
         return result
-    truth = _square("truth", truth)
+    truth = _matrix("truth", truth, pairs)
     if truth.shape != estimate.shape:
         raise ValueError(f"estimate and truth must have the same shape; got {estimate.shape} "
                          f"and {truth.shape}.")
     if not np.all(np.isfinite(estimate)):
         raise ValueError("estimate must be finite (no NaN or inf).")
-    off = ~np.eye(truth.shape[0], dtype=bool) & np.isfinite(truth)
-    e, t = estimate[off], truth[off]
+    compared = np.isfinite(truth)
+    if pairs:
+        compared &= ~np.eye(truth.shape[0], dtype=bool)
+    e, t = estimate[compared], truth[compared]
     result["n_pairs"] = int(t.size)
     if t.size == 0:
-        result["reason"] = ("the truth is unknown" if truth.shape[0] > 1
+        result["reason"] = ("the truth is unknown" if not pairs or truth.shape[0] > 1
                             else "one task has no pair")
         return result
     reasons = []
-    signed = t != 0
+    signed = np.abs(t) > UNRELATED_SHARE * np.max(np.abs(t), initial=0.0)
     if signed.any():
         result["sign_agreement"] = float(np.mean(np.sign(e[signed]) == np.sign(t[signed])))
     else:
@@ -103,13 +122,15 @@ def relationship_agreement(estimate, truth) -> dict:
         result["rank_correlation"] = float(
             rank_e @ rank_t / np.sqrt((rank_e @ rank_e) * (rank_t @ rank_t)))
     else:
-        reasons.append("the truth is constant off the diagonal" if np.ptp(t) == 0
-                       else "the estimate is constant off the diagonal")
+        where = " off the diagonal" if pairs else ""
+        reasons.append(f"the truth is constant{where}" if np.ptp(t) == 0
+                       else f"the estimate is constant{where}")
     norm_e, norm_t = np.linalg.norm(e), np.linalg.norm(t)
     if norm_t > 0 and norm_e > 0:
         result["relative_error"] = float(np.linalg.norm(e / norm_e - t / norm_t))
     else:
-        reasons.append("the truth is zero off the diagonal" if norm_t == 0
-                       else "the estimate is zero off the diagonal")
+        where = " off the diagonal" if pairs else ""
+        reasons.append(f"the truth is zero{where}" if norm_t == 0
+                       else f"the estimate is zero{where}")
     result["reason"] = "; ".join(reasons)
     return result

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["nmse", "amse", "per_task_errors", "detection_scores"]
+from .agreement import relationship_agreement
+
+__all__ = ["nmse", "amse", "per_task_errors", "detection_scores", "relationship_agreement"]
 
 
 def per_task_errors(y_true, y_pred, task, measure: str) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,7 @@ from bokeh.models import (
     ColorBar,
     ColumnDataSource,
     CustomJSHover,
+    Div,
     HoverTool,
     LinearColorMapper,
     LogTicker,
@@ -39,12 +40,42 @@ from .style import (
 )
 
 __all__ = ["MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
+           "EstimateTruthView", "agreement_html", "cell_text",
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 
 #: Screen pixels a heatmap cell gets at least: a larger matrix is pooled to fit (a frame
 #: carries what is displayed, not the 100 x 500 values of a matrix drawn 350 px wide).
 MIN_CELL_PX = 2
+
+#: A matrix with at most this many rows and columns writes its values in its cells ("how
+#: close is it?" is read, not guessed from a colour).
+MAX_VALUE_CELLS = 12
+
+#: Narrowest cell (px) that holds a value at the smallest projector-readable font (12 px).
+MIN_VALUE_CELL_PX = 17
+
+
+def cell_text(values: np.ndarray, cell_px: float) -> list[str]:
+    """The values as cell labels that fit ``cell_px`` at a 12-13 px font: two decimals in
+    wide cells, one in narrower ones, and without the leading zero in the narrowest.
+
+    >>> cell_text(np.array([0.934, -0.5, 0.0, 1.0, -0.001]), 50)
+    ['0.93', '-0.50', '0', '1.00', '0']
+    >>> cell_text(np.array([0.934, -0.5]), 30), cell_text(np.array([0.934, -0.5]), 20)
+    (['0.9', '-0.5'], ['.9', '-.5'])
+    """
+    decimals = 2 if cell_px >= 44 else 1
+    texts = []
+    for value in np.asarray(values, dtype=float).ravel():
+        text = f"{value:.{decimals}f}"
+        if float(text) == 0.0:   # no "-0.00"
+            texts.append("0")
+            continue
+        if cell_px < 28:
+            text = text.replace("0.", ".", 1)
+        texts.append(text)
+    return texts
 
 
 def pool_max_abs(matrix: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -99,9 +130,11 @@ class MatrixHeatmap:
 
     def __init__(self, row_names: Sequence[str], col_names: Sequence[str], *, limit: float = 1.0,
                  title: str = "", width: int = 420, height: int = 380, x_label: str = "",
-                 y_label: str = ""):
+                 y_label: str = "", show_values: bool = True, color_bar: bool = True):
         self.row_names = [str(n) for n in row_names]
         self.col_names = [str(n) for n in col_names]
+        #: most row names drawn (past it the rows have none; hover names each)
+        self.max_row_names = MAX_CATEGORY_LABELS
         if not self.row_names or not self.col_names:
             raise ValueError("MatrixHeatmap: row_names and col_names must be non-empty; "
                              f"got {len(self.row_names)} and {len(self.col_names)} names.")
@@ -129,6 +162,12 @@ class MatrixHeatmap:
         # thin white cell borders: equal neighbours stay readable (small matrices only)
         self._borders = ColumnDataSource({"xs": [], "ys": []})
         fig.multi_line("xs", "ys", source=self._borders, line_color="white", line_width=1)
+        # the values in the cells of a small matrix (dark text on light cells, white on dark)
+        self.show_values = show_values
+        self._labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": []})
+        self._label_glyph = fig.text(
+            "x", "y", text="text", source=self._labels, text_color="color",
+            text_align="center", text_baseline="middle", text_font_size="12px")
         name_of = "return names[Math.floor(value)] ?? '';"
         self._row_hover = CustomJSHover(code=name_of, args={"names": y_factors})
         self._col_hover = CustomJSHover(code=name_of, args={"names": self.col_names})
@@ -139,8 +178,9 @@ class MatrixHeatmap:
         fig.grid.grid_line_color = None
         fig.x_range.range_padding = fig.y_range.range_padding = 0
         # The colour bar makes the fixed limits readable (a cell's value needs no hover).
-        fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
-                                major_label_text_font_size="10pt"), "right")
+        if color_bar:
+            fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
+                                    major_label_text_font_size="10pt"), "right")
         style_figure(fig)
         self._style_axes()
 
@@ -161,9 +201,9 @@ class MatrixHeatmap:
         # names side by side when they fit the plot's frame (the figure less the row names
         # and the colour bar), slanted when they would overlap
         fig.xaxis.major_label_orientation = label_orientation(
-            getattr(self, "col_names", [""] * c), max(fig.width - 170, 80))
+            getattr(self, "col_names", [""] * c), fig.frame_width or max(fig.width - 170, 80))
         category_ticks(fig.xaxis, c)
-        category_ticks(fig.yaxis, r)
+        category_ticks(fig.yaxis, r, self.max_row_names)
         small = r <= MAX_CATEGORY_LABELS and c <= MAX_CATEGORY_LABELS
         self._borders.data = {
             "xs": ([[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]) if small else [],
@@ -190,9 +230,35 @@ class MatrixHeatmap:
         self.clear()
 
     def clear(self) -> None:
-        """Show zeros (grey) of the current shape."""
+        """Show zeros (grey) of the current shape, with no values in the cells."""
         self._values = np.zeros(self.shape)
         self.source.data = self._columns(self._values)
+        self._labels.data = {"x": [], "y": [], "text": [], "color": []}
+
+    @property
+    def cell_px(self) -> float:
+        """Width of a cell on screen, roughly (the plot's frame less the names and the
+        colour bar)."""
+        frame = self.figure.frame_width or max(self.figure.width - 150, 40)
+        return frame / len(self.col_names)
+
+    def _value_columns(self, matrix: np.ndarray) -> dict:
+        """Text glyph columns writing ``matrix``'s values in its cells (none when the matrix
+        is too large or the cells too narrow to hold a number)."""
+        r, c = matrix.shape
+        cell = self.cell_px
+        if (not self.show_values or r > MAX_VALUE_CELLS or c > MAX_VALUE_CELLS
+                or cell < MIN_VALUE_CELL_PX):
+            return {"x": [], "y": [], "text": [], "color": []}
+        rows, cols = np.divmod(np.arange(r * c), c)
+        size = "13px" if cell >= 44 else "12px"
+        if self._label_glyph.glyph.text_font_size != size:
+            self._label_glyph.glyph.text_font_size = size
+        limit = float(self.color_mapper.high)
+        dark = np.abs(matrix.ravel()) > 0.6 * limit   # the deep ends of the diverging map
+        return {"x": (cols + 0.5).tolist(), "y": (r - 1 - rows + 0.5).tolist(),
+                "text": cell_text(matrix, cell),
+                "color": np.where(dark, "white", "#222222").tolist()}
 
     def _columns(self, matrix):
         # Pooled to the display's resolution, float32 (half the bytes of a frame; a colour
@@ -232,6 +298,7 @@ class MatrixHeatmap:
                              f"got {matrix.shape}.")
         self._values = matrix.copy()
         set_columns(self.source, **self._columns(matrix))
+        self._labels.data = self._value_columns(matrix)
 
 
 class CurveView:
@@ -281,7 +348,10 @@ class BarView:
     series : sequence of str
         Series names, e.g. ("shared", "separate"); one colour each.
     threshold : float, optional
-        Draws a dashed horizontal line at this value.
+        Draws a dashed line at this value.
+    horizontal : bool
+        Tasks down the y axis and bars to the right, the series' legend above: the names
+        stay level and readable in a narrow column.
 
     >>> view = BarView(["T0", "T1"], ["shared", "separate"])
     >>> view.update({"shared": [0.1, 0.2], "separate": [0.3, 0.4]}, highlight=[1])
@@ -293,55 +363,89 @@ class BarView:
 
     def __init__(self, categories: Sequence[str], series: Sequence[str] = ("value",), *,
                  title: str = "", y_label: str = "", threshold: float | None = None,
-                 y_range: tuple[float, float] | None = None, width: int = 420, height: int = 300):
+                 y_range: tuple[float, float] | None = None, width: int = 420, height: int = 300,
+                 horizontal: bool = False):
         from bokeh.transform import factor_cmap
 
         self.categories = [str(c) for c in categories]
         self.series = [str(s) for s in series]
-        factors = [(c, s) for c in self.categories for s in self.series]
+        self.horizontal = horizontal
+        factors = self._factors()
         n = len(factors)
         self.source = ColumnDataSource({"x": factors, "value": [0.0] * n, "alpha": [1.0] * n,
                                         "series": [s for _, s in factors]})
-        kwargs = {} if y_range is None else {"y_range": y_range}
-        self.figure = fig = figure(x_range=_factor_range(factors), title=title, width=width,
-                                   height=height, tools="", toolbar_location=None,
-                                   sizing_mode="fixed", **kwargs)
+        ranges = {"y_range" if horizontal else "x_range": _factor_range(self._axis_factors())}
+        if y_range is not None:
+            ranges["x_range" if horizontal else "y_range"] = y_range
+        self.figure = fig = figure(title=title, width=width, height=height, tools="",
+                                   toolbar_location=None, sizing_mode="fixed", **ranges)
         colors = factor_cmap("x", palette=list(self.COLORS[:len(self.series)]),
                              factors=self.series, start=1, end=2)
-        fig.vbar(x="x", top="value", width=0.85, source=self.source, fill_alpha="alpha",
-                 line_color=None, legend_field="series", fill_color=colors)
-        # a dash at each bar's top: a bar of height 0 (a task learned perfectly) still shows
-        fig.scatter(x="x", y="value", marker="dash", size=14, line_width=3,
-                    line_color=colors, line_alpha="alpha", source=self.source)
+        bars = {"fill_alpha": "alpha", "line_color": None, "legend_field": "series",
+                "fill_color": colors, "source": self.source}
+        # a dash at each bar's end: a bar of length 0 (a task learned perfectly) still shows
+        dash = {"size": 14, "line_width": 3, "line_color": colors, "line_alpha": "alpha",
+                "source": self.source}
+        if horizontal:
+            fig.hbar(y="x", right="value", height=0.85, **bars)
+            fig.scatter(x="value", y="x", marker="dash", angle=np.pi / 2, **dash)
+        else:
+            fig.vbar(x="x", top="value", width=0.85, **bars)
+            fig.scatter(x="x", y="value", marker="dash", **dash)
         fig.add_tools(HoverTool(tooltips=[("task", "@x"), ("value", "@value{0.000}")]))
         self._orient_labels()
-        legend = fig.legend[0]   # beside the bars, never over them
+        legend = fig.legend[0]   # beside (or above) the bars, never over them
         fig.center = [item for item in fig.center if item is not legend]
-        fig.add_layout(legend, "right")
+        fig.add_layout(legend, "above" if horizontal else "right")
+        if horizontal and len(self.series) <= 2:   # in one line when it fits the width
+            legend.orientation = "horizontal"
         legend.label_text_font_size, legend.spacing = "10pt", 1
-        fig.yaxis.axis_label = y_label
+        (fig.xaxis if horizontal else fig.yaxis).axis_label = y_label
         self.threshold = Span(location=0.0 if threshold is None else float(threshold),
-                              dimension="width", line_dash="dashed", line_color="black",
+                              dimension="height" if horizontal else "width",
+                              line_dash="dashed", line_color="black",
                               visible=threshold is not None)
         fig.add_layout(self.threshold)
         style_figure(fig)
+        names = fig.yaxis if horizontal else fig.xaxis
         if len(self.series) > 1:  # the legend names the series; per-bar labels only collide
-            fig.xaxis.major_label_text_font_size = "0pt"
-            fig.xaxis.group_text_font_size = TICK_FONT
+            names.major_label_text_font_size = "0pt"
+            names.group_text_font_size = TICK_FONT
+
+    def _factors(self) -> list[tuple[str, str]]:
+        """(task, series) factors, task by task."""
+        return [(c, s) for c in self.categories for s in self.series]
+
+    def _axis_factors(self) -> list[tuple[str, str]]:
+        """The factors along the axis: down a horizontal chart (whose axis runs upwards)
+        reversed, so the first task is on top."""
+        return self._factors()[::-1] if self.horizontal else self._factors()
 
     def _orient_labels(self) -> None:
-        """Task names side by side when they fit, slanted when they would overlap."""
-        angle = label_orientation(self.categories, self.figure.width)
-        self.figure.xaxis.major_label_orientation = angle
-        self.figure.xaxis.group_label_orientation = angle
-        category_ticks(self.figure.xaxis, len(self.categories))
+        """Task names side by side when they fit, slanted when they would overlap (level
+        down a horizontal chart)."""
+        axis = self.figure.yaxis if self.horizontal else self.figure.xaxis
+        angle = 0.0 if self.horizontal else label_orientation(self.categories,
+                                                               self.figure.width)
+        axis.major_label_orientation = angle
+        axis.group_label_orientation = angle
+        category_ticks(axis, len(self.categories), self.names_fit)
+
+    @property
+    def names_fit(self) -> int:
+        """How many task names fit along the axis (level, 14 px each down a horizontal
+        chart); past it the axis has no names and hover names each bar."""
+        if self.horizontal:
+            return max(1, (self.figure.height - 110) // 14)
+        return MAX_CATEGORY_LABELS
 
     def set_categories(self, categories: Sequence[str]) -> None:
         """Re-target the bars to other tasks, patching the figure in place; values -> 0."""
         self.categories = [str(c) for c in categories]
-        factors = [(c, s) for c in self.categories for s in self.series]
+        factors = self._factors()
         n = len(factors)
-        self.figure.x_range.factors = factors
+        (self.figure.y_range if self.horizontal else self.figure.x_range).factors = (
+            self._axis_factors())
         self._orient_labels()
         self.source.data = {"x": factors, "value": [0.0] * n, "alpha": [1.0] * n,
                             "series": [s for _, s in factors]}
@@ -496,6 +600,106 @@ class TruthMatrixView(SnapshotMatrixView):
 
     def clear(self) -> None:
         pass
+
+
+def agreement_html(agreement: dict, *, what: str = "pairs") -> str:
+    """One line saying how close an estimate is to its truth (from
+    :func:`explorer.compare.agreement.relationship_agreement`), for a caption beside the
+    pair; ``what`` names what was compared ("pairs" of tasks, "coefficients").
+
+    >>> agreement_html({"sign_agreement": 0.75, "rank_correlation": 0.9,
+    ...                 "relative_error": 0.25, "n_pairs": 12, "reason": ""})  # doctest: +ELLIPSIS
+    '<b>Agreement with the truth</b>: sign right on <b>75%</b> of the related/negated pairs...'
+    """
+    signed = ("related/negated pairs" if what == "pairs" else "truly non-zero coefficients")
+    parts = []
+    if np.isfinite(agreement["sign_agreement"]):
+        parts.append(f"sign right on <b>{agreement['sign_agreement']:.0%}</b> of the {signed}")
+    if np.isfinite(agreement["rank_correlation"]):
+        parts.append(f"rank correlation <b>{agreement['rank_correlation']:.2f}</b> "
+                     "(1 = same order)")
+    if np.isfinite(agreement["relative_error"]):
+        parts.append(f"relative error <b>{agreement['relative_error']:.2f}</b> "
+                     "(0 = same up to scale, 1.4 = unrelated)")
+    if not parts:
+        return f"<b>Agreement with the truth</b>: none to show ({escape(agreement['reason'])})."
+    return "<b>Agreement with the truth</b>: " + " · ".join(parts) + "."
+
+
+class EstimateTruthView(LiveView):
+    """A learned matrix beside its truth, the story of a model page: same size, same colour
+    scale, same task order, values in the cells of small matrices, and a caption saying how
+    close they are (:func:`explorer.compare.agreement.relationship_agreement`, updated
+    with every frame).
+
+    Parameters
+    ----------
+    key, title : str
+        The snapshot matrix (``snapshot.matrices[key]``) and its figure's title.
+    truth_key, truth_title : str
+        The truth (``dataset.truth[truth_key]``) and its figure's title (it begins with
+        "True", so its accessible name says it is the truth).
+    columns, layout, limit
+        As :class:`SnapshotMatrixView` (both figures).
+    entries : {"off-diagonal", "all"}
+        Task pairs of task x task matrices, or every entry (coefficients).
+    frame : int
+        Side of each figure's plotting frame in pixels (the frames are equal whatever the
+        names and the colour bar take).
+    """
+
+    def __init__(self, key: str, title: str, truth_key: str, truth_title: str, *,
+                 columns: str = "tasks", layout: str = "tasks x columns", limit=None,
+                 entries: str = "off-diagonal", frame: int = 220):
+        size = {"columns": columns, "layout": layout, "limit": limit}
+        self.estimate = SnapshotMatrixView(key, title, color_bar=False, **size)
+        self.truth = TruthMatrixView(truth_key, truth_title, **size)
+        self.parts = (self.estimate, self.truth)
+        self.entries = entries
+        self.frame = int(frame)
+        for fig in (self.estimate.heatmap.figure, self.truth.heatmap.figure):
+            # equal square frames (a tasks x features W too: rows stay readable, columns
+            # become stripes); the figure takes what its names and bar need
+            fig.width = fig.height = None
+            fig.frame_width = fig.frame_height = self.frame
+        # the truth's rows are the estimate's, in the same order, level with them: its task
+        # names would only take the width the pair needs
+        self.truth.heatmap.figure.yaxis.visible = False
+        self.figures = [self.estimate.heatmap.figure, self.truth.heatmap.figure]
+        self.caption = Div(text="", width=2 * self.frame + 200,
+                           styles={"font-size": "15px", "line-height": "1.35"})
+        self._truth_matrix: np.ndarray | None = None
+
+    def set_data(self, dataset) -> None:
+        self.estimate.set_data(dataset)
+        self.truth.set_data(dataset)
+        truth = (getattr(dataset, "truth", None) or {}).get(self.truth.key)
+        self._truth_matrix = None if truth is None else np.asarray(truth, dtype=float)
+        self.caption.text = ("" if truth is not None else
+                             "<b>Agreement with the truth</b>: the truth is hidden, or unknown "
+                             "for these data.")
+
+    def update(self, snapshot) -> None:
+        self.estimate.update(snapshot)
+        matrix = snapshot.matrices.get(self.estimate.key)
+        if matrix is None or self._truth_matrix is None:
+            return
+        from explorer.compare.agreement import relationship_agreement
+
+        matrix = np.asarray(matrix, dtype=float)
+        if matrix.shape != self._truth_matrix.shape or not np.all(np.isfinite(matrix)):
+            return
+        agreement = relationship_agreement(matrix, self._truth_matrix, entries=self.entries)
+        text = agreement_html(agreement,
+                              what="pairs" if self.entries == "off-diagonal" else "coefficients")
+        if text != self.caption.text:
+            self.caption.text = text
+
+    def clear(self) -> None:
+        self.estimate.clear()
+        if self._truth_matrix is not None:
+            self.caption.text = ("<b>Agreement with the truth</b>: run the fit to see how close "
+                                 "the estimate comes.")
 
 
 class ObjectiveView(LiveView):

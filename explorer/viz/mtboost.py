@@ -15,10 +15,10 @@ import numpy as np
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool
 from bokeh.plotting import figure
 
-from .live import LiveView, SnapshotMatrixView, TruthMatrixView
+from .live import LiveView, SnapshotMatrixView
 from .style import label_colors, style_figure
 
-__all__ = ["LossBoundsView", "SupertaskView", "TaskMatrixView", "TaskTruthView"]
+__all__ = ["LossBoundsView", "SupertaskView", "TaskMatrixView"]
 
 
 class _TiltedTaskNames:
@@ -33,8 +33,6 @@ class TaskMatrixView(_TiltedTaskNames, SnapshotMatrixView):
     """:class:`~explorer.viz.live.SnapshotMatrixView` with tilted task names."""
 
 
-class TaskTruthView(_TiltedTaskNames, TruthMatrixView):
-    """:class:`~explorer.viz.live.TruthMatrixView` with tilted task names."""
 
 _SERIES = ("round", "loss", "paper", "reversed")
 

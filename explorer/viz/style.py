@@ -101,9 +101,10 @@ def label_orientation(names, width: int) -> float:
 MAX_CATEGORY_LABELS = 40
 
 
-def category_ticks(axis, n_categories: int) -> None:
+def category_ticks(axis, n_categories: int, fits: int = MAX_CATEGORY_LABELS) -> None:
     """Label each category of a categorical ``axis`` (a figure's ``xaxis`` or ``yaxis``)
-    only when there are at most :data:`MAX_CATEGORY_LABELS`; past it, no ticks at all.
+    only when there are at most ``fits`` (:data:`MAX_CATEGORY_LABELS`, or fewer when the
+    axis is short); past it, no ticks at all.
 
     Hidden labels (a 0 pt font) were still measured one by one by the browser whenever any
     layout of the page changed: two 100 x 500 heatmaps cost ~0.4 s a relayout, on hidden
@@ -112,7 +113,7 @@ def category_ticks(axis, n_categories: int) -> None:
     """
     from bokeh.models import CategoricalTicker, CustomJSTicker
 
-    crowded = n_categories > MAX_CATEGORY_LABELS
+    crowded = n_categories > min(fits, MAX_CATEGORY_LABELS)
     for one in axis:
         if crowded and not isinstance(one.ticker, CustomJSTicker):
             one.ticker = CustomJSTicker()

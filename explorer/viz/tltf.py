@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
+from bokeh.models import ColorBar, ColumnDataSource, Div, HoverTool, LinearColorMapper, Range1d
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 from scipy.optimize import linear_sum_assignment
 
-from .live import CurveView, LiveView, MatrixHeatmap
+from .live import CurveView, LiveView, MatrixHeatmap, agreement_html
 from .style import set_columns, style_figure
 
 __all__ = ["PhiView", "PsiScaleView", "GateView", "figure1", "match_clusters",
@@ -48,27 +48,45 @@ def _cluster_names(H: int) -> list[str]:
     return [f"h{h + 1}" for h in range(H)]
 
 
-class PhiView(LiveView):
-    """phi (tasks x clusters) per EM iteration, beside the true clusters (one-hot)."""
+def co_membership(phi: np.ndarray) -> np.ndarray:
+    """P(tasks i and j in one cluster) = (phi phi^T)_ij, shape (m, m): a task x task matrix
+    that does not depend on the clusters' order, comparable with the truth's.
 
-    def __init__(self, *, width=300, height=380):
+    >>> co_membership(np.eye(2)[[0, 0, 1]]).tolist()
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    """
+    return phi @ phi.T
+
+
+class PhiView(LiveView):
+    """phi (tasks x clusters) per EM iteration, beside the true clusters (one-hot), and a
+    caption: the agreement of "same cluster" (:func:`co_membership`) with the truth's."""
+
+    def __init__(self, *, width=320, height=330):
         self.phi = MatrixHeatmap(["T0"], ["h1"], limit=1.0, width=width, height=height,
-                                 title="phi: q(cluster) per task", x_label="cluster")
-        self.truth = MatrixHeatmap(["T0"], ["c0"], limit=1.0, width=width - 40, height=height,
+                                 title="phi: q(cluster) per task", x_label="cluster",
+                                 color_bar=False)
+        self.truth = MatrixHeatmap(["T0"], ["c0"], limit=1.0, width=width, height=height,
                                    title="True clusters", x_label="true cluster")
         self.figures = [self.phi.figure, self.truth.figure]
+        # the pair fits the first screen: past the task names that fit (14 px each) the
+        # rows have no names (hover names each)
+        for heatmap in (self.phi, self.truth):
+            heatmap.max_row_names = max(1, (height - 110) // 14)
+        self.caption = Div(text="", width=2 * width, styles={"font-size": "15px"})
         self.true_clusters: np.ndarray | None = None
         self.task_names: list[str] = ["T0"]
 
     def set_data(self, dataset) -> None:
         self.task_names = [str(n) for n in dataset.task_names]
-        for fig in self.figures:   # task names stay readable (in place: no new figure)
-            fig.height = int(min(700, max(300, 14 * len(self.task_names) + 110)))
+
         clusters = (dataset.truth or {}).get("clusters")
         self.true_clusters = None if clusters is None else np.asarray(clusters, dtype=int)
         if self.true_clusters is None:
             self.truth.set_names(self.task_names, ["?"])
-            self.truth.figure.title.text = "True clusters (unknown for this data set)"
+            self.truth.figure.title.text = "True clusters (unknown here)"
+            self.caption.text = ("<b>Agreement with the truth</b>: the true clusters are hidden, "
+                                 "or unknown for these data.")
         else:
             k = int(self.true_clusters.max()) + 1
             self.truth.set_names(self.task_names, [f"c{c}" for c in range(k)])
@@ -88,9 +106,21 @@ class PhiView(LiveView):
         if names != self.phi.col_names:
             self.phi.set_names(self.task_names, names)
         self.phi.update(phi)
+        if self.true_clusters is not None:
+            from explorer.compare.agreement import relationship_agreement
+
+            same = np.eye(int(self.true_clusters.max()) + 1)[self.true_clusters]
+            agreement = relationship_agreement(co_membership(phi), co_membership(same))
+            # a probability is never negative: "sign right" says nothing here
+            agreement["sign_agreement"] = float("nan")
+            self.caption.text = (agreement_html(agreement)[:-1]
+                                 + ", of P(two tasks share a cluster) against the truth.")
 
     def clear(self) -> None:
         self.phi.clear()
+        if self.true_clusters is not None:
+            self.caption.text = ("<b>Agreement with the truth</b>: run the fit to see how close "
+                                 "the clusters come.")
 
 
 class PsiScaleView(LiveView):

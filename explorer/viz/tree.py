@@ -137,8 +137,11 @@ class TreeDiagram:
     #: ``max_frame_height`` pixels.
     min_scale, max_scale, max_frame_height = 0.75, 1.25, 640
 
-    def __init__(self, task_names, classes, feature_names, *, width=760, height=420):
-        self.min_frame = (width - 20, height - 120)
+    def __init__(self, task_names, classes, feature_names, *, width=760, height=420,
+                 max_frame_height: int | None = None):
+        if max_frame_height is not None:   # e.g. a page that keeps the tree on one screen
+            self.max_frame_height = int(max_frame_height)
+        self.min_frame = (width - 20, min(height - 120, self.max_frame_height))
         self.natural_size = (0.0, 0.0)
         # the tree's extent at scale 1 (pixels): the browser fits it to the frame
         self.extent = ColumnDataSource(dict(lo=[0.0], hi=[float(self.min_frame[0])],

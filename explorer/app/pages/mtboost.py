@@ -15,7 +15,8 @@ import param
 
 from explorer.app.kit import ModelPage
 from explorer.models import AnyBoost, MTBoost
-from explorer.viz.mtboost import LossBoundsView, SupertaskView, TaskMatrixView, TaskTruthView
+from explorer.viz.live import EstimateTruthView
+from explorer.viz.mtboost import LossBoundsView, SupertaskView, TaskMatrixView
 
 __all__ = ["MTBOOST", "MTBoostParams"]
 
@@ -80,8 +81,8 @@ def make_fixed(params, random_state, data):
 def views():
     corr = {"width": 400, "height": 340}
     omega_limit = {"limit": lambda data: 1.5 / data.n_tasks, **corr}
-    return [TaskMatrixView("correlation", "Learned task correlation", **corr),
-            TaskTruthView("task_relation", "True relation (+1, -1, 0)", **corr),
+    return [EstimateTruthView("correlation", "Learned task correlation",
+                              "task_relation", "True relation (+1, -1, 0)"),
             TaskMatrixView("Omega", "Omega (covariance, trace 1)", **omega_limit),
             TaskMatrixView("correlation_unsmoothed", "Correlation before smoothing", **corr),
             LossBoundsView(), SupertaskView()]

@@ -16,7 +16,7 @@ import param
 from explorer.app.kit import ModelPage, PagePanel
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
-from explorer.viz.live import SnapshotMatrixView, TruthMatrixView
+from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtknn import NeighbourInspector, sensitivity_curve, sensitivity_view
 
 __all__ = ["MTKNN_PAGE", "NeighbourhoodParams", "K_GRID"]
@@ -96,8 +96,8 @@ def explain_gap(estimator, result, train, test) -> str:
 
 
 def views():
-    return [SnapshotMatrixView("W_normalised", "Learned W (row / diagonal)"),
-            TruthMatrixView("task_relation", "True task relation")]
+    return [EstimateTruthView("W_normalised", "Learned W (row / diagonal)",
+                              "task_relation", "True task relation")]
 
 
 class InspectorPanel(PagePanel):

@@ -16,7 +16,7 @@ import param
 from explorer.app.kit import ModelPage
 from explorer.compare.metrics import detection_scores, nmse
 from explorer.models import MultiTaskLassoL1, MultiTaskRidge, RobustMTFL
-from explorer.viz.live import SnapshotMatrixView, TruthMatrixView, escape
+from explorer.viz.live import EstimateTruthView, SnapshotMatrixView, escape
 from explorer.viz.outliers import OutlierScoresView
 
 __all__ = ["OUTLIERS", "OutliersParams", "coefficient_scale"]
@@ -77,13 +77,13 @@ def coefficient_scale(data) -> float:
 
 
 def views():
-    size = {"limit": coefficient_scale, "columns": "features", "layout": "columns x tasks",
-            "width": 480, "height": 300}
-    return [OutlierScoresView(width=520),
+    shape = {"limit": coefficient_scale, "columns": "features", "layout": "columns x tasks"}
+    size = {**shape, "width": 480, "height": 300}
+    return [EstimateTruthView("W", "W = P + Q (estimate)", "coef", "True W", entries="all",
+                              **shape),
+            OutlierScoresView(width=520),
             SnapshotMatrixView("P", "P (shared): nonzero columns = shared features", **size),
-            SnapshotMatrixView("Q", "Q (outliers): nonzero rows = outlier tasks", **size),
-            SnapshotMatrixView("W", "W = P + Q (estimate)", **size),
-            TruthMatrixView("coef", "True W", **size)]
+            SnapshotMatrixView("Q", "Q (outliers): nonzero rows = outlier tasks", **size)]
 
 
 def explain(model, result, data, test) -> str:

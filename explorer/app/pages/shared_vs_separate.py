@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from explorer.app.kit import ModelPage
 from explorer.models import PerTaskEstimator, RegularizedMTL
-from explorer.viz.live import SnapshotMatrixView, TruthMatrixView
+from explorer.viz.live import EstimateTruthView, TruthMatrixView
 
 __all__ = ["SHARED_VS_SEPARATE", "SharedVsSeparateParams"]
 
@@ -67,9 +67,9 @@ def pace(data) -> str:
 
 
 def views():
-    return [SnapshotMatrixView("similarity", "Learned task similarity (shared model)"),
-            TruthMatrixView("task_relation", "True task relation"),
-            TruthMatrixView("task_similarity", "True cosine of the task weights")]
+    return [EstimateTruthView("similarity", "Learned similarity",
+                              "task_similarity", "True cosine of the weights"),
+            TruthMatrixView("task_relation", "True task relation", width=400, height=340)]
 
 
 SHARED_VS_SEPARATE = ModelPage(
