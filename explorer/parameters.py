@@ -273,5 +273,7 @@ def from_constraint(estimator: type, name: str, *, also: tuple = (), default: An
                  interval.high_inclusive if high is None else True)
     limits = (interval.low if low is None else low, interval.high if high is None else high)
     kind = param.Integer if interval.kind is Integral else param.Number
+    if kind is param.Number:   # a float slider's ends: floats
+        limits = tuple(None if b is None else float(b) for b in limits)
     return kind(default, bounds=limits, inclusive_bounds=inclusive, metadata=metadata,
                 **display)

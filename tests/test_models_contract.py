@@ -22,6 +22,14 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
 
 import explorer.models as models
+from explorer.models import (
+    ConvergenceMonitor,
+    FitDivergedError,
+    MultiTaskEstimator,
+    PerTaskEstimator,
+    RegularizedMTL,
+    Snapshot,
+)
 from explorer.models._constraints import (
     BOOLEAN,
     RANDOM_STATE,
@@ -30,14 +38,6 @@ from explorer.models._constraints import (
     Options,
     accepts,
     validate_parameters,
-)
-from explorer.models import (
-    ConvergenceMonitor,
-    FitDivergedError,
-    MultiTaskEstimator,
-    PerTaskEstimator,
-    RegularizedMTL,
-    Snapshot,
 )
 from explorer.models.base import n_tasks_of
 
