@@ -30,6 +30,15 @@ from explorer.models import (
     RegularizedMTL,
     Snapshot,
 )
+from explorer.models._constraints import (
+    BOOLEAN,
+    RANDOM_STATE,
+    Integral,
+    Interval,
+    Options,
+    accepts,
+    validate_parameters,
+)
 from explorer.models.base import n_tasks_of
 
 
@@ -304,6 +313,61 @@ def check_kind_and_extras(make, X, y, task, kind):
     assert fitted.score(X, y, task) == pytest.approx(per_task.mean())
 
 
+def bad_values(constraints: list) -> list:
+    """Values that none of ``constraints`` accepts, derived from the declaration: just outside
+    each interval's finite ends, a non-integer for an integer, NaN and a bool for a number,
+    an unknown choice, None where None is not allowed, an arbitrary object."""
+    candidates = [object(), "no-such-choice"]
+    for constraint in constraints:
+        if isinstance(constraint, Interval):
+            step = 1 if constraint.kind is Integral else 0.5
+            if constraint.low is not None:
+                candidates.append(constraint.low - step if constraint.low_inclusive
+                                  else constraint.low)
+            if constraint.high is not None:
+                candidates.append(constraint.high + step if constraint.high_inclusive
+                                  else constraint.high)
+            candidates += [True, float("nan")]
+            if constraint.kind is Integral:
+                candidates.append(2.5)
+        elif isinstance(constraint, Options):
+            candidates += [f"{v}-unknown" if isinstance(v, str) else object()
+                           for v in constraint.values]
+    if None not in constraints:
+        candidates.append(None)
+    if BOOLEAN not in constraints:
+        candidates.append(False)
+    return [value for value in candidates if not accepts(constraints, value)]
+
+
+def check_constraints_declared(make):
+    """Every constructor parameter has a declaration, and the defaults are accepted."""
+    est = make()
+    cls = type(est)
+    declared = cls._parameter_constraints or {}
+    params = cls().get_params(deep=False) if cls is not PerTaskEstimator else \
+        est.get_params(deep=False)
+    assert set(declared) == set(params), (
+        f"{cls.__name__}: constraints {sorted(declared)} != parameters {sorted(params)}")
+    for name, value in params.items():
+        assert accepts(declared[name], value), f"{cls.__name__}: default {name}={value!r} refused"
+    assert declared["random_state"] is RANDOM_STATE, f"{cls.__name__}: random_state"
+
+
+def check_bad_values_refused(make, X, y, task):
+    """Each declared parameter: every value derived as bad is refused by ``fit`` (and by
+    ``fit_iter`` before its first snapshot), the message naming the class and parameter."""
+    cls = type(make())
+    for name, constraints in cls._parameter_constraints.items():
+        values = bad_values(constraints)
+        assert values, f"{cls.__name__}.{name}: no bad value derived from {constraints}"
+        for value in values:
+            with pytest.raises(ValueError, match=rf"^{cls.__name__}: {name} must be .*; got "):
+                make(**{name: value}).fit(X, y, task)
+        with pytest.raises(ValueError, match=rf"^{cls.__name__}: {name} must be "):
+            make(**{name: values[0]}).fit_iter(X, y, task)
+
+
 ALL_CHECKS = (check_params_and_clone, check_not_fitted, check_fit_equals_fit_iter,
               check_random_state, check_pickle, check_iterative, check_bad_input)
 
@@ -324,6 +388,8 @@ def test_contract(cls, kwargs, kind):
         # short budgets: unconverged fits are expected here; check_iterative tests the warning
         warnings.simplefilter("ignore", ConvergenceWarning)
         check_params_and_clone(make)
+        check_constraints_declared(make)
+        check_bad_values_refused(make, X, y, task)
         check_not_fitted(make, X, y, task)
         check_fit_equals_fit_iter(make, X, y, task)
         check_random_state(make, X, y, task)
@@ -429,7 +495,29 @@ class _UndocumentedSnapshotKey(_TaskMean):
             yield Snapshot(step=snap.step, matrices={"Omega": np.eye(n_tasks_of(task))})
 
 
+class _Declared(_TaskMean):
+    _parameter_constraints = {"shrink": [Interval(models._constraints.Real, 0, 1)],
+                              "random_state": RANDOM_STATE}
+
+
+class _UndeclaredParameter(_Declared):
+    def __init__(self, *, shrink=0.0, scale=1.0, random_state=None):
+        super().__init__(shrink=shrink, random_state=random_state)
+        self.scale = scale
+
+
+class _DoesNotValidate(_Declared):
+    def fit_iter(self, X, y, task, **kwargs):   # skips validate_parameters
+        return self._run(self._fit_steps(X, y, task), n_tasks_of(task), X.shape[1])
+
+    def _fit_steps(self, X, y, task):
+        yield Snapshot(step=1)
+        self.task_mean_ = np.bincount(task, weights=y) / np.bincount(task)
+
+
 @pytest.mark.parametrize("broken, check", [
+    (_UndeclaredParameter, lambda make, *data: check_constraints_declared(make)),
+    (_DoesNotValidate, check_bad_values_refused),
     (_FitDiffersFromFitIter, check_fit_equals_fit_iter),
     (_MutatesParameter, check_fit_equals_fit_iter),
     (_SetsStateEarly, check_fit_equals_fit_iter),
@@ -457,6 +545,20 @@ def test_the_correct_dummy_passes_every_check():
         check(make, X, y, task)
     check_relationships(make, X, y, task, {})
     check_kind_and_extras(make, X, y, task, R)
+    declared = maker(_Declared, {})
+    check_constraints_declared(declared)
+    check_bad_values_refused(declared, X, y, task)
+
+
+def test_validate_parameters_messages():
+    derived = bad_values([None, Interval(Integral, 1, None)])
+    assert 0 in derived and 2.5 in derived and True in derived and None not in derived
+    assert bad_values([Options("a", "b")])[1:3] == ["no-such-choice", "a-unknown"]
+    est = _Declared(shrink=2)
+    with pytest.raises(ValueError, match=r"^_Declared: shrink must be a finite number in "
+                                         r"\[0, 1\]; got 2\.$"):
+        validate_parameters(est)
+    validate_parameters(_TaskMean(shrink="anything"))   # no declaration: nothing checked
 
 
 def test_lazy_snapshots_cost_nothing_until_read():
@@ -475,7 +577,8 @@ def test_lazy_snapshots_cost_nothing_until_read():
 def test_fit_input_errors_name_the_argument():
     X, y, task = linear_tasks()
     est = RegularizedMTL()
-    with pytest.raises(ValueError, match="lambda_deviation must be in the range"):
+    with pytest.raises(ValueError, match=r"^RegularizedMTL: lambda_deviation must be a finite "
+                       r"number >= 0; got -1\.0\.$"):
         RegularizedMTL(lambda_deviation=-1.0).fit(X, y, task)
     with pytest.raises(ValueError, match="loss must be 'logistic' or 'squared'; got 'hinge'"):
         RegularizedMTL(loss="hinge").fit(X, y, task)

@@ -280,9 +280,9 @@ def test_any_sklearn_estimator_with_sample_weight_is_a_base_learner():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(variant="printed"), "variant must be 'corrected' or 'paper'"),
     (dict(step="newton"), "step must be 'armijo', 'mm' or 'plain'"),
-    (dict(lam=0.0), "lam must be in the range"),
+    (dict(lam=0.0), "MTBoost: lam must be a finite number > 0; got 0.0"),
     (dict(base_learner="forest"), "base_learner must be"),
-    (dict(n_inner=0), "n_inner must be in the range")])
+    (dict(n_inner=0), "MTBoost: n_inner must be an integer >= 1; got 0")])
 def test_bad_parameters_are_named(kwargs, message):
     _, X, y, task = family()
     with pytest.raises(ValueError, match=message):

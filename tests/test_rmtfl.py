@@ -141,7 +141,7 @@ def test_bad_parameters():
     X, y, task = _small()
     with pytest.raises(ValueError, match="lambda_rows"):
         RobustMTFL(lambda_rows=-1.0).fit(X, y, task)
-    with pytest.raises(ValueError, match="lambda_columns must be a number >= 0 or 'auto'"):
+    with pytest.raises(ValueError, match="lambda_columns must be a finite number >= 0 or 'auto'"):
         RobustMTFL(lambda_columns="big").fit(X, y, task)
 
 

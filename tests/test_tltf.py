@@ -350,7 +350,8 @@ def test_new_task_api_and_errors():
         model.predict_proba_new_task(ds.X[:5], [1.0, 2.0])
     with pytest.raises(ValueError, match="n_clusters must be <= the number of tasks"):
         TLTF(n_clusters=20).fit(ds.X, ds.y, ds.task, task_features=ds.task_features)
-    with pytest.raises(ValueError, match="gate must be one of"):
+    with pytest.raises(ValueError, match="TLTF: gate must be 'task_features', 'constant' or "
+                       "'append'; got 'softmax'"):
         TLTF(gate="softmax").fit(ds.X, ds.y, ds.task, task_features=ds.task_features)
     plain = TLTF(n_clusters=2, tol=1e-4).fit(ds.X, ds.y, ds.task)   # no task features: TL-MC
     assert plain.gate_ == "constant" and plain.Gamma_.shape == (1, 2)

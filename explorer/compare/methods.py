@@ -35,6 +35,7 @@ from ..models import (
     RobustMTFL,
     SingleTaskTree,
 )
+from ..parameters import from_constraint
 
 __all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for",
            "settings_shown"]
@@ -75,17 +76,25 @@ class CompareSettings(param.Parameterized):
     mt_kr = param.Boolean(False, label="MT-KR", doc="Multi-task kernel regression.")
     n_trials = param.Integer(10, bounds=(1, 50), label="Trials (random splits)",
                              doc="How many random train/test splits every method is fitted on.")
-    # hyper-parameters
-    lambda_deviation = param.Number(0.1, bounds=(1e-3, 10.0), label="Regularized MTL: lambda",
-                                    doc="lambda_deviation: how far tasks may leave w_0.")
-    max_depth = param.Integer(6, bounds=(1, 20), label="Trees: max depth",
-                              doc="Depth limit of every tree (and of the boosted ones).")
-    n_rounds = param.Integer(30, bounds=(2, 200), label="Boosting rounds",
-                             doc="Rounds of MT-AdaBoost and MTBoost.")
-    n_neighbors = param.Integer(5, bounds=(1, 50), label="Neighbours k",
-                                doc="Neighbours of the KNN and kernel-regression methods.")
-    n_clusters = param.Integer(3, bounds=(1, 10), label="TL-TF: experts",
-                               doc="Number of experts (task clusters) of TL-TF.")
+    # hyper-parameters: the estimators' declarations, narrowed to a teaching range
+    lambda_deviation = from_constraint(RegularizedMTL, "lambda_deviation", default=0.1,
+                                       bounds=(1e-3, 10.0), label="Regularized MTL: lambda",
+                                       doc="lambda_deviation: how far tasks may leave w_0.")
+    max_depth = from_constraint(MTDecisionTree, "max_depth",
+                                also=[(SingleTaskTree, "max_depth")], default=6,
+                                bounds=(None, 20), label="Trees: max depth",
+                                doc="Depth limit of every tree (and of the boosted ones).")
+    n_rounds = from_constraint(MTBoost, "n_rounds", also=[(MTAdaBoost, "n_estimators")],
+                               default=30, bounds=(2, 200), label="Boosting rounds",
+                               doc="Rounds of MT-AdaBoost and MTBoost.")
+    n_neighbors = from_constraint(MTKNN, "n_neighbors",
+                                  also=[(MTKR, "n_neighbors"), (KNNPerTask, "n_neighbors"),
+                                        (KernelRegressionPerTask, "n_neighbors")],
+                                  default=5, bounds=(None, 50), label="Neighbours k",
+                                  doc="Neighbours of the KNN and kernel-regression methods.")
+    n_clusters = from_constraint(TLTF, "n_clusters", default=3, bounds=(None, 10),
+                                 label="TL-TF: experts",
+                                 doc="Number of experts (task clusters) of TL-TF.")
 
     log_scale = ("lambda_deviation",)
 

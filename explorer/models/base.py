@@ -7,6 +7,9 @@ Every estimator in :mod:`explorer.models` derives from :class:`MultiTaskEstimato
 * ``fit(X, y, task, *, task_features=None, sample_weight=None)`` is *implemented here* by
   exhausting ``fit_iter`` with the same arguments, so the live views and the library share
   one code path;
+* every constructor parameter's constraints are declared once, in the class attribute
+  ``_parameter_constraints`` (:mod:`explorer.models._constraints`), and checked when a fit
+  starts; the app derives its widgets from the same declaration;
 * ``fit_iter`` validates the data (and ``task_features`` / ``sample_weight``) once, then
   delegates to the subclass's ``_fit_steps`` generator, which yields :class:`Snapshot`
   objects and sets the fitted attributes when it is exhausted (``n_tasks_`` and
@@ -34,6 +37,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_multitask, check_shared_design, check_task_features
+from ._constraints import validate_parameters
 
 __all__ = [
     "Snapshot",
@@ -268,6 +272,10 @@ class MultiTaskEstimator(BaseEstimator):
 
     Attributes
     ----------
+    _parameter_constraints : dict, class attribute
+        Constructor parameter name -> list of constraints (any one accepts a value; see
+        :mod:`explorer.models._constraints`), checked at the start of ``fit_iter``. Every
+        shipped estimator declares all its parameters; None (a user's class) checks nothing.
     uses_task_features : bool, class attribute
         Whether ``fit`` uses task-level features (``task_features``, shape (m, q), one row
         per task). Callers (the app, the comparison harness) pass a dataset's task
@@ -286,6 +294,7 @@ class MultiTaskEstimator(BaseEstimator):
     _estimator_type = "regressor"
     #: Classifiers: the least number of classes each task must have at fit time.
     _min_classes = 2
+    _parameter_constraints: ClassVar[dict[str, list] | None] = None
     uses_task_features: ClassVar[bool] = False
     supports_new_tasks: ClassVar[bool] = False
     accepts_sample_weight: ClassVar[bool] = False
@@ -354,11 +363,13 @@ class MultiTaskEstimator(BaseEstimator):
         sample_weight : array-like of shape (n_samples,) or None
             Example weights; only for models whose :attr:`accepts_sample_weight` is true.
 
-        Validation happens before the first snapshot (this method is not a generator
-        itself, so bad input raises at the call). When the returned generator is exhausted
+        Validation (the parameters against ``_parameter_constraints``, then the data)
+        happens before the first snapshot (this method is not a generator itself, so bad
+        input raises at the call). When the returned generator is exhausted
         the estimator is fitted exactly as :meth:`fit` leaves it; until then no fitted
         attribute is (re)set, so stopping early leaves the previous state.
         """
+        validate_parameters(self)
         X, y, task = self._validate_fit_data(X, y, task)
         m = n_tasks_of(task)
         fit_params = {}

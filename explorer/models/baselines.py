@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
+from ._constraints import RANDOM_STATE, InstanceOf
 from .base import MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = ["PerTaskEstimator"]
@@ -45,6 +46,12 @@ class PerTaskEstimator(MultiTaskEstimator):
     >>> np.round(model.predict(X[:1], [1]), 6)
     array([-0.])
     """
+
+    _parameter_constraints = {
+        "estimator": [InstanceOf(BaseEstimator,
+                                 description="a scikit-learn estimator with fit/predict")],
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(self, *, estimator: BaseEstimator | None = None, random_state=None):
         self.estimator = estimator

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_scalar
+from ._constraints import COUNT, RANDOM_STATE, InstanceOf, validate_parameters
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 from .mtdt import MTDecisionTree, _check_weight, _decode, _tidy, fit_one_per_task
 
 __all__ = ["MTAdaBoost", "SingleTaskAdaBoost"]
+
+#: The parameters of MTAdaBoost and SingleTaskAdaBoost.
+BOOSTING_CONSTRAINTS = {
+    "base": [None, InstanceOf(MTDecisionTree, description="an MTDecisionTree")],
+    "n_estimators": [COUNT],
+    "random_state": RANDOM_STATE,
+}
 
 
 class MTAdaBoost(MultiTaskEstimator):
@@ -81,6 +87,7 @@ class MTAdaBoost(MultiTaskEstimator):
 
     _estimator_type = "classifier"
     accepts_sample_weight = True
+    _parameter_constraints = BOOSTING_CONSTRAINTS
 
     def __init__(self, *, base: MTDecisionTree | None = None, n_estimators: int = 50,
                  random_state=None):
@@ -91,13 +98,11 @@ class MTAdaBoost(MultiTaskEstimator):
     def _make_base(self) -> MTDecisionTree:
         if self.base is None:
             return MTDecisionTree(criterion="ig_m", max_depth=3)
-        if not isinstance(self.base, MTDecisionTree):
-            raise ValueError(f"base must be an MTDecisionTree; got {self.base!r}.")
         return clone(self.base)
 
     def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
-        n_rounds = check_scalar(self.n_estimators, "n_estimators", kind=Integral, low=1)
-        self._make_base()._check_params()
+        n_rounds = int(self.n_estimators)
+        validate_parameters(self._make_base())
         m = n_tasks_of(task)
         codes, classes = encode_task_labels(y, task, m)
         weight = _check_weight(sample_weight, X.shape[0])
@@ -225,6 +230,7 @@ class SingleTaskAdaBoost(MultiTaskEstimator):
 
     _estimator_type = "classifier"
     accepts_sample_weight = True
+    _parameter_constraints = BOOSTING_CONSTRAINTS
 
     def __init__(self, *, base: MTDecisionTree | None = None, n_estimators: int = 50,
                  random_state=None):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from numbers import Integral, Real
 
 import numpy as np
 from scipy.special import expit
@@ -16,7 +15,6 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone, is_classifier
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from ..data.validation import check_scalar
 from ..solvers.mtboost import (
     armijo_step,
     correlation_from_covariance,
@@ -31,6 +29,15 @@ from ..solvers.mtboost import (
     task_gradient,
     task_losses,
     task_row_scale,
+)
+from ._constraints import (
+    BOOLEAN,
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    RANDOM_STATE,
+    InstanceOf,
+    Options,
 )
 from .base import (
     LazyMapping,
@@ -71,20 +78,25 @@ class WeightedLSSVM(RegressorMixin, BaseEstimator):
         return np.asarray(X, float) @ self.coef_ + self.intercept_
 
 
+def _weighted_fit(estimator) -> bool:
+    return has_fit_parameter(estimator, "sample_weight")
+
+
+#: ``base_learner`` of MTBoost and AnyBoost.
+BASE_LEARNER = [Options("ls_svm", "stump", "tree"),
+                InstanceOf(BaseEstimator, check=_weighted_fit,
+                           description="a scikit-learn estimator whose fit accepts "
+                                       "sample_weight")]
+
+
 def _make_base(base_learner, seed: int):
-    """A fresh unfitted base learner for the string names or a clone of an estimator."""
-    if isinstance(base_learner, str):
-        if base_learner == "ls_svm":
-            return WeightedLSSVM()
-        if base_learner in ("stump", "tree"):
-            return DecisionTreeClassifier(max_depth=1 if base_learner == "stump" else 3,
-                                          random_state=seed)
-        raise ValueError("base_learner must be 'ls_svm', 'stump', 'tree' or a scikit-learn "
-                         f"estimator accepting sample_weight; got {base_learner!r}.")
-    if not isinstance(base_learner, BaseEstimator) or not has_fit_parameter(
-            base_learner, "sample_weight"):
-        raise ValueError("base_learner must be 'ls_svm', 'stump', 'tree' or a scikit-learn "
-                         f"estimator whose fit accepts sample_weight; got {base_learner!r}.")
+    """A fresh unfitted base learner for the string names or a clone of an estimator
+    (``base_learner`` validated: see :data:`BASE_LEARNER`)."""
+    if base_learner == "ls_svm":
+        return WeightedLSSVM()
+    if base_learner in ("stump", "tree"):
+        return DecisionTreeClassifier(max_depth=1 if base_learner == "stump" else 3,
+                                      random_state=seed)
     learner = clone(base_learner)
     if "random_state" in learner.get_params() and learner.get_params()["random_state"] is None:
         learner.set_params(random_state=seed)
@@ -118,14 +130,14 @@ class _BoostingClassifier(MultiTaskEstimator):
     _estimator_type = "classifier"
     accepts_sample_weight = True
 
-    def _check_common(self) -> tuple[str, float, int]:
-        if self.step not in ("armijo", "mm", "plain"):
-            raise ValueError(f"step must be 'armijo', 'mm' or 'plain'; got {self.step!r}.")
-        check_scalar(self.lam, "lam", kind=Real, low=0, low_inclusive=False)
-        check_scalar(self.n_rounds, "n_rounds", kind=Integral, low=1)
-        check_scalar(self.eps, "eps", kind=Real, low=0)
-        _make_base(self.base_learner, 0)
-        return self.step, float(self.lam), int(self.n_rounds)
+    _parameter_constraints = {
+        "base_learner": BASE_LEARNER,
+        "lam": [POSITIVE],
+        "n_rounds": [COUNT],
+        "eps": [NON_NEGATIVE],
+        "step": [Options("armijo", "mm", "plain")],
+        "random_state": RANDOM_STATE,
+    }
 
     def _refuse_non_finite(self, total: float, round_number: int) -> None:
         """A raw step (``step="plain"``) at too small a ``lam`` can overflow the margins."""
@@ -280,6 +292,15 @@ class MTBoost(_BoostingClassifier):
     True
     """
 
+    _parameter_constraints = {
+        **_BoostingClassifier._parameter_constraints,
+        "n_inner": [COUNT],
+        "variant": [Options("corrected", "paper")],
+        "smoothing": [NON_NEGATIVE],
+        "learn_omega": [BOOLEAN],
+        "task_weighting": [Options("mean", "sum")],
+    }
+
     def __init__(self, *, base_learner="ls_svm", lam: float = 0.1, n_rounds: int = 100,
                  n_inner: int = 10, eps: float = 1e-6, variant: str = "corrected",
                  step: str = "armijo", smoothing: float = 0.1, learn_omega: bool = True,
@@ -297,14 +318,8 @@ class MTBoost(_BoostingClassifier):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
-        step, lam, n_rounds = self._check_common()
-        if self.variant not in ("corrected", "paper"):
-            raise ValueError(f"variant must be 'corrected' or 'paper'; got {self.variant!r}.")
-        if self.task_weighting not in ("mean", "sum"):
-            raise ValueError(f"task_weighting must be 'mean' or 'sum'; got "
-                             f"{self.task_weighting!r}.")
-        n_inner = check_scalar(self.n_inner, "n_inner", kind=Integral, low=1)
-        delta = check_scalar(self.smoothing, "smoothing", kind=Real, low=0)
+        step, lam, n_rounds = self.step, float(self.lam), int(self.n_rounds)
+        n_inner, delta = int(self.n_inner), float(self.smoothing)
         paper = self.variant == "paper"
         step = "plain" if paper else step
         ridge_of = (lambda B: 0.0) if paper else (lambda B: smoothing_ridge(B, delta))
@@ -465,7 +480,7 @@ class AnyBoost(_BoostingClassifier):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
-        step, lam, n_rounds = self._check_common()
+        step, lam, n_rounds = self.step, float(self.lam), int(self.n_rounds)
         m = n_tasks_of(task)
         target, classes = binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m, sample_weight)

@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Sequence
 from functools import partial
-from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_scalar
 from ..solvers._tree_kernels import _node_statistics
 from ..solvers.tree_split import (
     CRITERIA,
@@ -28,6 +26,7 @@ from ..solvers.tree_split import (
     partition_sorted_rows,
     split_sorted_rows,
 )
+from ._constraints import COUNT, RANDOM_STATE, Interval, Options, Real
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
 
 __all__ = ["MTDecisionTree", "SingleTaskTree", "NodeRecords"]
@@ -35,6 +34,14 @@ __all__ = ["MTDecisionTree", "SingleTaskTree", "NodeRecords"]
 #: Early-leaf reasons by the code :func:`~explorer.solvers._tree_kernels._node_statistics`
 #: returns (0: the task goes on).
 _STOP_REASONS = (None, "absent", "pure", "purity")
+
+#: The tree parameters of MTDecisionTree and SingleTaskTree.
+TREE_CONSTRAINTS = {
+    "max_depth": [None, COUNT],
+    "min_samples_leaf": [COUNT],
+    "purity": [Interval(Real, 0, 1, closed="right")],
+    "random_state": RANDOM_STATE,
+}
 
 
 class MTDecisionTree(MultiTaskEstimator):
@@ -108,6 +115,7 @@ class MTDecisionTree(MultiTaskEstimator):
     _histogram_max_bins = 64
     #: "numba" (default) or "numpy" (the reference search; the benchmark times both).
     _split_backend = "numba"
+    _parameter_constraints = {"criterion": [Options(*CRITERIA)], **TREE_CONSTRAINTS}
 
     def __init__(self, *, criterion: str = "ig_m", max_depth: int | None = None,
                  min_samples_leaf: int = 1, purity: float = 1.0, random_state=None):
@@ -118,15 +126,10 @@ class MTDecisionTree(MultiTaskEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ parameters
-    def _check_params(self) -> tuple[str, float, int, float]:
-        if self.criterion not in CRITERIA:
-            raise ValueError(f"criterion must be one of {CRITERIA}; got {self.criterion!r}.")
-        max_depth = np.inf if self.max_depth is None else check_scalar(
-            self.max_depth, "max_depth", kind=Integral, low=1)
-        min_leaf = check_scalar(self.min_samples_leaf, "min_samples_leaf", kind=Integral, low=1)
-        purity = check_scalar(self.purity, "purity", kind=Real, low=0.0, high=1.0,
-                              low_inclusive=False)
-        return self.criterion, max_depth, int(min_leaf), float(purity)
+    def _resolved_params(self) -> tuple[str, float, int, float]:
+        """The validated parameters as the growth uses them (no depth limit: ``inf``)."""
+        max_depth = np.inf if self.max_depth is None else int(self.max_depth)
+        return self.criterion, max_depth, int(self.min_samples_leaf), float(self.purity)
 
     # ------------------------------------------------------------------ fitting
     def _fit_steps(self, X, y, task, sample_weight=None) -> Iterator[Snapshot]:
@@ -159,7 +162,7 @@ class MTDecisionTree(MultiTaskEstimator):
         ``"node"`` the new node's record, ``"n_pending"`` the queued nodes; its
         ``matrices["split_borrowing"]`` is a copy made only when the matrix changed.
         """
-        criterion, max_depth, min_leaf, purity = self._check_params()
+        criterion, max_depth, min_leaf, purity = self._resolved_params()
         m = len(classes)
         n_classes = np.array([len(c) for c in classes])
         offsets = np.concatenate([[0], np.cumsum(n_classes)]).astype(np.intp)
@@ -338,6 +341,7 @@ class SingleTaskTree(MultiTaskEstimator):
 
     _estimator_type = "classifier"
     accepts_sample_weight = True
+    _parameter_constraints = TREE_CONSTRAINTS
 
     def __init__(self, *, max_depth: int | None = None, min_samples_leaf: int = 1,
                  purity: float = 1.0, random_state=None):

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from numbers import Real
 
 import numpy as np
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_scalar
 from ..solvers.heterogeneous_neighbors import (
     Neighbourhoods,
     heterogeneous_neighbours,
@@ -38,6 +36,7 @@ from ..solvers.task_weights import (
     task_weight_objective,
 )
 from ..solvers.task_weights_paper import paper_cd_sweeps, paper_smo_sweeps
+from ._constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 from .base import (
     ConvergenceMonitor,
     LazyMapping,
@@ -48,6 +47,21 @@ from .base import (
 )
 
 __all__ = ["MTKNN", "MTKR", "KNNPerTask", "KernelRegressionPerTask", "heat_weights"]
+
+
+#: ``sigma``: the paper's mean pairwise distance or a width of one's own.
+SIGMA = [Options("mean_distance"), POSITIVE]
+#: The parameters MT-KNN and MT-KR share.
+NEIGHBOURHOOD_CONSTRAINTS = {
+    "n_neighbors": [COUNT],
+    "lambda_asymmetry": [NON_NEGATIVE],
+    "lambda_ridge": [POSITIVE],
+    "sigma": SIGMA,
+    "solver": [Options("dual", "paper")],
+    "max_iter": [COUNT],
+    "tol": [NON_NEGATIVE],
+    "random_state": RANDOM_STATE,
+}
 
 
 def heat_weights(distances: np.ndarray, sigma: float) -> np.ndarray:
@@ -69,22 +83,12 @@ def _relationships(W: np.ndarray) -> dict[str, np.ndarray]:
 class _NeighbourhoodModel(MultiTaskEstimator):
     """Shared parts of MT-KNN and MT-KR: parameters, sigma, the neighbour index, the loop."""
 
-    def _check_common(self, n_samples: int) -> None:
-        who = type(self).__name__
-        check_scalar(self.n_neighbors, "n_neighbors", kind=int, low=1)
+    def _check_neighbours(self, n_samples: int) -> None:
+        """The data-dependent limit of ``n_neighbors`` (its constraint is declared)."""
         if self.n_neighbors > n_samples - 1:
-            raise ValueError(f"{who}: n_neighbors must be at most n_samples - 1 = "
-                             f"{n_samples - 1} (a point is not its own neighbour); got "
+            raise ValueError(f"{type(self).__name__}: n_neighbors must be at most n_samples "
+                             f"- 1 = {n_samples - 1} (a point is not its own neighbour); got "
                              f"{self.n_neighbors}.")
-        check_scalar(self.lambda_asymmetry, "lambda_asymmetry", low=0)
-        check_scalar(self.lambda_ridge, "lambda_ridge", low=0, low_inclusive=False)
-        check_scalar(self.max_iter, "max_iter", kind=int, low=1)
-        check_scalar(self.tol, "tol", low=0)
-        if not (self.sigma == "mean_distance" or (
-                isinstance(self.sigma, Real) and not isinstance(self.sigma, bool)
-                and np.isfinite(self.sigma) and self.sigma > 0)):
-            raise ValueError(f"sigma must be 'mean_distance' or a positive number; got "
-                             f"{self.sigma!r}.")
 
     def _training_neighbourhoods(self, X: np.ndarray, task: np.ndarray, rng
                                  ) -> tuple[Neighbourhoods, float]:
@@ -232,6 +236,7 @@ class MTKNN(_NeighbourhoodModel):
     """
 
     _estimator_type = "classifier"
+    _parameter_constraints = {**NEIGHBOURHOOD_CONSTRAINTS, "loss": [Options("hinge", "square")]}
 
     def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
                  lambda_ridge: float = 1.0, loss: str = "hinge", sigma="mean_distance",
@@ -248,11 +253,7 @@ class MTKNN(_NeighbourhoodModel):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        self._check_common(X.shape[0])
-        if self.loss not in ("hinge", "square"):
-            raise ValueError(f"loss must be 'hinge' or 'square'; got {self.loss!r}.")
-        if self.solver not in ("dual", "paper"):
-            raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
+        self._check_neighbours(X.shape[0])
         m = n_tasks_of(task)
         if self.solver == "dual":
             check_exact_size(m, "MTKNN(solver='dual')")
@@ -323,6 +324,7 @@ class MTKR(_NeighbourhoodModel):
     """
 
     _estimator_type = "regressor"
+    _parameter_constraints = NEIGHBOURHOOD_CONSTRAINTS
 
     def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
                  lambda_ridge: float = 1.0, sigma="mean_distance", solver: str = "dual",
@@ -337,9 +339,7 @@ class MTKR(_NeighbourhoodModel):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        self._check_common(X.shape[0])
-        if self.solver not in ("dual", "paper"):
-            raise ValueError(f"solver must be 'dual' or 'paper'; got {self.solver!r}.")
+        self._check_neighbours(X.shape[0])
         m = n_tasks_of(task)
         if self.solver == "dual":
             check_exact_size(m, "MTKR(solver='dual')")
@@ -376,18 +376,15 @@ class MTKR(_NeighbourhoodModel):
 class _PerTaskNeighbours(MultiTaskEstimator):
     """Homogeneous neighbourhoods: one scikit-learn neighbours model per task."""
 
+    _parameter_constraints = {"n_neighbors": [COUNT], "sigma": SIGMA,
+                              "random_state": RANDOM_STATE}
+
     def __init__(self, *, n_neighbors: int = 5, sigma="mean_distance", random_state=None):
         self.n_neighbors = n_neighbors
         self.sigma = sigma
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        check_scalar(self.n_neighbors, "n_neighbors", kind=int, low=1)
-        if not (self.sigma == "mean_distance" or (
-                isinstance(self.sigma, Real) and not isinstance(self.sigma, bool)
-                and np.isfinite(self.sigma) and self.sigma > 0)):
-            raise ValueError(f"sigma must be 'mean_distance' or a positive number; got "
-                             f"{self.sigma!r}.")
         sigma = mean_pairwise_distance(X, self._rng()) if self.sigma == "mean_distance" \
             else float(self.sigma)
         estimators = []

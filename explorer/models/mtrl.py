@@ -7,15 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
-from numbers import Integral
 
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_scalar
 from ..solvers.mtboost import correlation_from_covariance, omega_update, task_row_scale
+from ._constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE
 from .base import (
     ConvergenceMonitor,
     LazyMapping,
@@ -44,7 +43,7 @@ class MTRL(MultiTaskEstimator):
 
     Parameters
     ----------
-    lambda_ridge, lambda_relation : float > 0   (the paper's lambda_1, lambda_2)
+    lambda_ridge : float > 0, lambda_relation : float >= 0   (the paper's lambda_1, lambda_2)
     smoothing : float > 0
     max_iter : int, alternations;  tol : relative objective change
     random_state : unused (deterministic); kept for the contract
@@ -56,6 +55,14 @@ class MTRL(MultiTaskEstimator):
     """
 
     _estimator_type = "classifier"
+    _parameter_constraints = {
+        "lambda_ridge": [POSITIVE],
+        "lambda_relation": [NON_NEGATIVE],
+        "smoothing": [POSITIVE],
+        "max_iter": [COUNT],
+        "tol": [NON_NEGATIVE],
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(self, *, lambda_ridge: float = 0.01, lambda_relation: float = 0.1,
                  smoothing: float = 1e-3, max_iter: int = 30, tol: float = 1e-6,
@@ -68,11 +75,8 @@ class MTRL(MultiTaskEstimator):
         self.random_state = random_state
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        lam1 = check_scalar(self.lambda_ridge, "lambda_ridge", low=0, low_inclusive=False)
-        lam2 = check_scalar(self.lambda_relation, "lambda_relation", low=0)
-        ridge = check_scalar(self.smoothing, "smoothing", low=0, low_inclusive=False)
-        max_iter = check_scalar(self.max_iter, "max_iter", kind=Integral, low=1)
-        tol = check_scalar(self.tol, "tol", low=0)
+        lam1, lam2 = float(self.lambda_ridge), float(self.lambda_relation)
+        ridge, max_iter, tol = float(self.smoothing), int(self.max_iter), float(self.tol)
         m, d = n_tasks_of(task), X.shape[1]
         target, classes = binary_targets(y, task, m, type(self).__name__)
         scale = task_row_scale(task, m)

@@ -29,10 +29,10 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_scalar
 from ..solvers.multitask_least_squares import StackedTasks
 from ..solvers.proximal_gradient import proximal_gradient_steps
 from ..solvers.regularized_mtl import RegularizedMTLProblem, pack, unpack
+from ._constraints import BOOLEAN, COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = ["RegularizedMTL", "cosine_similarity_columns"]
@@ -86,6 +86,17 @@ class RegularizedMTL(MultiTaskEstimator):
     ``task_relationships()``), computed only when read.
     """
 
+    _parameter_constraints = {
+        "loss": [Options("logistic", "squared")],
+        "lambda_deviation": [NON_NEGATIVE],
+        "lambda_common": [POSITIVE],
+        "fit_intercept": [BOOLEAN],
+        "max_iter": [COUNT],
+        "tol": [NON_NEGATIVE],
+        "warm_start": [BOOLEAN],
+        "random_state": RANDOM_STATE,
+    }
+
     def __init__(self, *, loss: str = "logistic", lambda_deviation: float = 0.1,
                  lambda_common: float = 0.01, fit_intercept: bool = True, max_iter: int = 500,
                  tol: float = 1e-6, warm_start: bool = False, random_state=None):
@@ -102,16 +113,7 @@ class RegularizedMTL(MultiTaskEstimator):
     def _estimator_type(self) -> str:  # type: ignore[override]
         return "classifier" if self.loss == "logistic" else "regressor"
 
-    def _check_params(self) -> None:
-        if self.loss not in ("logistic", "squared"):
-            raise ValueError(f"loss must be 'logistic' or 'squared'; got {self.loss!r}.")
-        check_scalar(self.lambda_deviation, "lambda_deviation", low=0)
-        check_scalar(self.lambda_common, "lambda_common", low=0, low_inclusive=False)
-        check_scalar(self.max_iter, "max_iter", kind=int, low=1)
-        check_scalar(self.tol, "tol", low=0)
-
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        self._check_params()
         m, d = n_tasks_of(task), X.shape[1]
         classes = None
         if self.loss == "logistic":

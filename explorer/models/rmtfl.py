@@ -50,7 +50,7 @@ from functools import partial
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_multitask, check_scalar, check_shared_design
+from ..data.validation import check_multitask, check_shared_design
 from ..solvers.block_cd import block_cd_steps, relative_duality_gap
 from ..solvers.multitask_least_squares import StackedTasks
 from ..solvers.proximal_gradient import proximal_gradient_steps
@@ -63,6 +63,14 @@ from ..solvers.proximal_operators import (
     row_norms,
 )
 from ..solvers.stacked_fista import stacked_fista_steps
+from ._constraints import (
+    BOOLEAN,
+    COUNT,
+    NON_NEGATIVE,
+    RANDOM_STATE,
+    Options,
+    validate_parameters,
+)
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = [
@@ -96,15 +104,28 @@ AUTO_BCD_MAX_SAMPLES_PER_FEATURE = 0.25
 AUTO_BCD_MIN_ENTRIES = 20_000
 SOLVERS = ("auto", "bcd", "fista")
 
+#: A penalty parameter: a weight >= 0 or "auto" (a fraction of its lambda_max).
+PENALTY = [NON_NEGATIVE, Options("auto")]
+#: The parameters every stacked least-squares model has (``solver`` only those with BCD).
+_COMMON_CONSTRAINTS = {
+    "max_iter": [COUNT],
+    "tol": [NON_NEGATIVE],
+    "normalize": [BOOLEAN],
+    "fit_intercept": [BOOLEAN],
+    "warm_start": [BOOLEAN],
+    "random_state": RANDOM_STATE,
+}
+_SOLVER = {"solver": [Options(*SOLVERS)]}
 
-def _resolve(value, name: str, lambda_max: float, fraction: float) -> float:
-    """A penalty parameter's value: a number >= 0, or "auto" = ``fraction * lambda_max``."""
-    if isinstance(value, str):
-        if value != "auto":
-            raise ValueError(f"{name} must be a number >= 0 or 'auto'; got {value!r}.")
-        return fraction * lambda_max
-    check_scalar(value, name, low=0)
-    return float(value)
+
+def _constraints(*penalties: str, solver: bool) -> dict[str, list]:
+    return {**dict.fromkeys(penalties, PENALTY), **_COMMON_CONSTRAINTS,
+            **(_SOLVER if solver else {})}
+
+
+def _resolve(value, lambda_max: float, fraction: float) -> float:
+    """A (validated) penalty parameter's value: "auto" = ``fraction * lambda_max``."""
+    return fraction * lambda_max if isinstance(value, str) else float(value)
 
 
 def _predict_linear(X, task, coef, intercept) -> np.ndarray:
@@ -135,13 +156,6 @@ class _StackedProxMTL(MultiTaskEstimator):
     #: Whether block coordinate descent (:mod:`explorer.solvers.block_cd`) solves the model
     #: (the estimator then has a ``solver`` parameter).
     _bcd: bool = False
-
-    def _check_common(self) -> None:
-        check_scalar(self.max_iter, "max_iter", kind=int, low=1)
-        check_scalar(self.tol, "tol", low=0)
-        solver = getattr(self, "solver", "fista")
-        if solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}; got {solver!r}.")
 
     def _use_bcd(self, data: StackedTasks, lams: tuple[float, ...]) -> bool:
         """Block coordinate descent or MFISTA for this fit (``solver``; "auto" rule below).
@@ -195,7 +209,7 @@ class _StackedProxMTL(MultiTaskEstimator):
                            ) -> dict[str, float]:
         fraction = DEFAULT_FRACTIONS if len(self._penalties) > 1 else \
             dict.fromkeys(self._penalties, SINGLE_PENALTY_FRACTION)
-        return {name: _resolve(getattr(self, name), name, lambda_max[name], fraction[name])
+        return {name: _resolve(getattr(self, name), lambda_max[name], fraction[name])
                 for name in self._penalties}
 
     def _prox_blocks(self, blocks, step, lams):
@@ -271,8 +285,8 @@ class _StackedProxMTL(MultiTaskEstimator):
         or compared: the solver works on the one design. Returns ``self``.
         """
         X, Y = check_shared_design(X, Y, who=type(self).__name__)
+        validate_parameters(self)
         self._check_task_features(task_features, Y.shape[1])
-        self._check_common()
         layout = "features" if self._bcd_expected(np.full(Y.shape[1], X.shape[0]),
                                                   X.shape[1], True) else "rows"
         data = StackedTasks.shared(X, Y, normalize=bool(self.normalize),
@@ -282,7 +296,6 @@ class _StackedProxMTL(MultiTaskEstimator):
         return self
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
-        self._check_common()
         return self._solve_steps(self._stack(X, y, task, n_tasks_of(task)))
 
     def _solve_steps(self, data: StackedTasks) -> Iterator[Snapshot]:
@@ -459,6 +472,7 @@ class RobustMTFL(_StackedProxMTL):
     ((10, 6), dtype('bool'), (10,))
     """
 
+    _parameter_constraints = _constraints("lambda_rows", "lambda_columns", solver=True)
     _penalties = ("lambda_rows", "lambda_columns")
     _block_names = ("P", "Q")
     _penalty_kinds = ("rows", "columns")
@@ -482,12 +496,12 @@ class RobustMTFL(_StackedProxMTL):
                 "lambda_columns": data.lambda_max_columns()}
 
     def _resolve_penalties(self, lambda_max, data):
-        rows = _resolve(self.lambda_rows, "lambda_rows", lambda_max["lambda_rows"],
+        rows = _resolve(self.lambda_rows, lambda_max["lambda_rows"],
                         DEFAULT_FRACTIONS["lambda_rows"])
-        if isinstance(self.lambda_columns, str) and self.lambda_columns == "auto":
+        if isinstance(self.lambda_columns, str):   # "auto": relative to lambda_rows
             columns = DEFAULT_RATIO * np.sqrt(data.d / data.m) * rows
         else:
-            columns = _resolve(self.lambda_columns, "lambda_columns", 0.0, 0.0)
+            columns = float(self.lambda_columns)
         return {"lambda_rows": rows, "lambda_columns": columns}
 
     def _prox_blocks(self, blocks, step, lams):
@@ -558,6 +572,7 @@ class MultiTaskRidge(_SinglePenaltyMTL):
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
     """
 
+    _parameter_constraints = _constraints("lambda_ridge", solver=False)
     _penalties = ("lambda_ridge",)
     _penalty_kinds = ("ridge",)
 
@@ -602,6 +617,7 @@ class MultiTaskLassoL1(_SinglePenaltyMTL):
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
 {_BCD_ATTRS_DOC}    """
 
+    _parameter_constraints = _constraints("lambda_l1", solver=True)
     _penalties = ("lambda_l1",)
     _penalty_kinds = ("l1",)
     _bcd = True
@@ -648,6 +664,7 @@ class L21MTFL(_SinglePenaltyMTL):
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
 {_BCD_ATTRS_DOC}    """
 
+    _parameter_constraints = _constraints("lambda_rows", solver=True)
     _penalties = ("lambda_rows",)
     _penalty_kinds = ("rows",)
     _bcd = True
@@ -694,6 +711,7 @@ class ColumnGroupMTL(_SinglePenaltyMTL):
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
 {_BCD_ATTRS_DOC}    """
 
+    _parameter_constraints = _constraints("lambda_columns", solver=True)
     _penalties = ("lambda_columns",)
     _penalty_kinds = ("columns",)
     _bcd = True
@@ -740,6 +758,7 @@ class TraceNormMTL(_SinglePenaltyMTL):
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
     """
 
+    _parameter_constraints = _constraints("lambda_trace", solver=False)
     _penalties = ("lambda_trace",)
 
     def __init__(self, *, lambda_trace="auto", max_iter: int = 1000, tol: float = 1e-5,
@@ -787,6 +806,7 @@ class RMTL(RobustMTFL):
     of L.
     """
 
+    _parameter_constraints = _constraints("lambda_trace", "lambda_columns", solver=False)
     _penalties = ("lambda_trace", "lambda_columns")
     _penalty_kinds = None
     _bcd = False
@@ -854,6 +874,11 @@ class TwoStageRMTFL(MultiTaskEstimator):
     current full W (during stage 2, the refit's columns with the outliers' rMTFL columns);
     ``info["stage"]`` is 1 or 2.
     """
+
+    _parameter_constraints = {
+        name: constraint for name, constraint in _constraints(
+            "lambda_rows", "lambda_columns", "refit_lambda_rows", solver=True).items()
+        if name != "warm_start"}
 
     def __init__(self, *, lambda_rows="auto", lambda_columns="auto",
                  refit_lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,

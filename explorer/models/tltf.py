@@ -70,7 +70,7 @@ from scipy.special import expit, softmax
 from sklearn.cluster import KMeans
 from sklearn.utils.validation import check_is_fitted
 
-from ..data.validation import check_multitask, check_scalar
+from ..data.validation import check_multitask
 from ..solvers.tltf_variational import (
     StackedLogisticTasks,
     VariationalState,
@@ -80,6 +80,7 @@ from ..solvers.tltf_variational import (
     m_step,
     per_task_ridge_logistic,
 )
+from ._constraints import BOOLEAN, COUNT, NON_NEGATIVE, RANDOM_STATE, Options
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = ["TLTF", "AdaptedTask"]
@@ -173,6 +174,18 @@ class TLTF(MultiTaskEstimator):
     _estimator_type = "classifier"
     uses_task_features = True
     supports_new_tasks = True
+    _parameter_constraints = {
+        "n_clusters": [COUNT],
+        "covariance": [Options("full", "isotropic")],
+        "gate": [Options("task_features", "constant", "append")],
+        "init": [Options("kmeans", "paper")],
+        "n_init": [COUNT],
+        "gamma_l2": [NON_NEGATIVE],
+        "fit_intercept": [BOOLEAN],
+        "max_iter": [COUNT],
+        "tol": [NON_NEGATIVE],
+        "random_state": RANDOM_STATE,
+    }
 
     def __init__(self, *, n_clusters: int = 3, covariance: str = "full",
                  gate: str = "task_features", init: str = "kmeans", n_init: int = 1,
@@ -190,21 +203,11 @@ class TLTF(MultiTaskEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
-    def _check_params(self, n_tasks: int) -> None:
-        for name, value, allowed in (("covariance", self.covariance, ("full", "isotropic")),
-                                     ("gate", self.gate, ("task_features", "constant",
-                                                          "append")),
-                                     ("init", self.init, ("kmeans", "paper"))):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
-        check_scalar(self.n_clusters, "n_clusters", kind=int, low=1)
+    def _check_clusters(self, n_tasks: int) -> None:
+        """The data-dependent limit of ``n_clusters`` (its constraint is declared)."""
         if self.n_clusters > n_tasks:
             raise ValueError(f"n_clusters must be <= the number of tasks ({n_tasks}); got "
                              f"{self.n_clusters}.")
-        check_scalar(self.n_init, "n_init", kind=int, low=1)
-        check_scalar(self.gamma_l2, "gamma_l2", low=0)
-        check_scalar(self.max_iter, "max_iter", kind=int, low=1)
-        check_scalar(self.tol, "tol", low=0)
 
     # ------------------------------------------------------------------ features
     def _gate_input(self, standardised: np.ndarray | None, n: int) -> np.ndarray:
@@ -221,7 +224,7 @@ class TLTF(MultiTaskEstimator):
     # ------------------------------------------------------------------ fitting
     def _fit_steps(self, X, y, task, task_features=None) -> Iterator[Snapshot]:
         m = n_tasks_of(task)
-        self._check_params(m)
+        self._check_clusters(m)
         classes = np.unique(y)
         if classes.size != 2:
             raise ValueError(f"TLTF needs the same two classes in every task (one model of "

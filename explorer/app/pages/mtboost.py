@@ -15,6 +15,7 @@ import param
 
 from explorer.app.kit import ModelPage
 from explorer.models import AnyBoost, MTBoost
+from explorer.parameters import from_constraint
 from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtboost import LossBoundsView, SupertaskView, TaskMatrixView
 
@@ -35,27 +36,32 @@ above the paper's Theorem 2 bound (orange); *corrected* smooths Omega and guards
 
 
 class MTBoostParams(param.Parameterized):
-    """Hyper-parameters of the page (URL keys ``mtboost.<name>``)."""
+    """Hyper-parameters of the page (URL keys ``mtboost.<name>``); types, choices and bounds
+    are MTBoost's (and AnyBoost's, the baseline's), narrowed to a teaching range."""
 
     log_scale = ("lam",)
 
-    variant = param.Selector(default="corrected", objects=["corrected", "paper"],
-                             label="Variant",
-                             doc="paper: Eq. 10 and 12 as printed; corrected: smoothed Omega, "
-                                 "guarded step.")
-    step = param.Selector(default="armijo", objects=["armijo", "mm", "plain"],
-                          label="Step (corrected variant)",
-                          doc="armijo: backtracking; mm: majorise-minimise; plain: Eq. 12.")
-    lam = param.Number(0.1, bounds=(1e-4, 10.0), label="lambda (per mean loss)",
-                       doc="Weight of tr(W Omega^-1 W^T)/2; the paper's lambda is n_i times it.")
-    n_rounds = param.Integer(40, bounds=(1, 300), label="Rounds", doc="Boosting rounds Q.")
-    n_inner = param.Integer(5, bounds=(1, 30), label="Inner steps",
-                            doc="Alternations Q_1 of f, Omega and w in each round.")
-    base_learner = param.Selector(default="ls_svm", objects=["ls_svm", "stump", "tree"],
-                                  label="Base learner",
-                                  doc="Weighted linear LS-SVM, stump or depth-3 tree.")
-    smoothing = param.Number(0.1, bounds=(0.0, 1.0), label="Smoothing of Omega",
-                             doc="delta of the corrected update: eps = delta tr(W^T W) / m.")
+    variant = from_constraint(MTBoost, "variant", default="corrected", label="Variant",
+                              doc="paper: Eq. 10 and 12 as printed; corrected: smoothed Omega, "
+                                  "guarded step.")
+    step = from_constraint(MTBoost, "step", also=[(AnyBoost, "step")], default="armijo",
+                           label="Step (corrected variant)",
+                           doc="armijo: backtracking; mm: majorise-minimise; plain: Eq. 12.")
+    lam = from_constraint(MTBoost, "lam", also=[(AnyBoost, "lam")], default=0.1,
+                          bounds=(1e-4, 10.0), label="lambda (per mean loss)",
+                          doc="Weight of tr(W Omega^-1 W^T)/2; the paper's lambda is n_i times "
+                              "it.")
+    n_rounds = from_constraint(MTBoost, "n_rounds", also=[(AnyBoost, "n_rounds")], default=40,
+                               bounds=(None, 300), label="Rounds", doc="Boosting rounds Q.")
+    n_inner = from_constraint(MTBoost, "n_inner", default=5, bounds=(None, 30),
+                              label="Inner steps",
+                              doc="Alternations Q_1 of f, Omega and w in each round.")
+    base_learner = from_constraint(MTBoost, "base_learner", also=[(AnyBoost, "base_learner")],
+                                   default="ls_svm", label="Base learner",
+                                   doc="Weighted linear LS-SVM, stump or depth-3 tree.")
+    smoothing = from_constraint(MTBoost, "smoothing", default=0.1, bounds=(None, 1.0),
+                                label="Smoothing of Omega",
+                                doc="delta of the corrected update: eps = delta tr(W^T W) / m.")
 
 
 def _step(params) -> str:

@@ -15,6 +15,7 @@ import param
 
 from explorer.app.kit import ModelPage, PagePanel
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
+from explorer.parameters import from_constraint
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
 from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtknn import NeighbourInspector, sensitivity_curve, sensitivity_view
@@ -39,22 +40,30 @@ rises. The last plot refits for k = 5..40 (the paper's Figure 4).
 
 
 class NeighbourhoodParams(param.Parameterized):
-    """Hyper-parameters of the page (URL keys ``mtknn.<name>``)."""
+    """Hyper-parameters of the page (URL keys ``mtknn.<name>``), derived from MT-KNN's (and
+    MT-KR's and the per-task baselines') declarations, narrowed to a teaching range."""
 
     log_scale = ("asymmetry", "ridge")
 
-    k = param.Integer(5, bounds=(1, 40), label="Neighbours k",
-                      doc="Number of nearest neighbours, taken from all tasks.")
-    asymmetry = param.Number(1.0, bounds=(1e-3, 100.0), label="Symmetry pull (lambda1)",
-                             doc="Weight of ||W - W^T||^2: pulls w_qr towards w_rq.")
-    ridge = param.Number(1.0, bounds=(1e-3, 100.0), label="Size of W (lambda2)",
-                         doc="Weight of ||W||^2.")
-    loss = param.Selector(default="hinge", objects=["hinge", "square"], label="Loss",
-                          doc="Classification loss (MT-KR always uses the square loss).")
-    solver = param.Selector(default="dual", objects=["dual", "paper"], label="Solver",
-                            doc="dual: exact (interior point / dual QP), stops at the optimum; "
-                                "paper: the paper's coordinate descent (MT-KNN) or SMO (MT-KR), "
-                                "one sweep per frame, may stop short of the optimum.")
+    k = from_constraint(MTKNN, "n_neighbors", also=[(MTKR, "n_neighbors"),
+                                                    (KNNPerTask, "n_neighbors"),
+                                                    (KernelRegressionPerTask, "n_neighbors")],
+                        default=5, bounds=(None, 40), label="Neighbours k",
+                        doc="Number of nearest neighbours, taken from all tasks.")
+    asymmetry = from_constraint(MTKNN, "lambda_asymmetry", also=[(MTKR, "lambda_asymmetry")],
+                                default=1.0, bounds=(1e-3, 100.0),
+                                label="Symmetry pull (lambda1)",
+                                doc="Weight of ||W - W^T||^2: pulls w_qr towards w_rq.")
+    ridge = from_constraint(MTKNN, "lambda_ridge", also=[(MTKR, "lambda_ridge")], default=1.0,
+                            bounds=(1e-3, 100.0), label="Size of W (lambda2)",
+                            doc="Weight of ||W||^2.")
+    loss = from_constraint(MTKNN, "loss", default="hinge", label="Loss",
+                           doc="Classification loss (MT-KR always uses the square loss).")
+    solver = from_constraint(MTKNN, "solver", also=[(MTKR, "solver")], default="dual",
+                             label="Solver",
+                             doc="dual: exact (interior point / dual QP), stops at the optimum; "
+                                 "paper: the paper's coordinate descent (MT-KNN) or SMO "
+                                 "(MT-KR), one sweep per frame, may stop short of the optimum.")
 
 
 def make_model(params, random_state, data):

@@ -16,6 +16,7 @@ import param
 from explorer.app.kit import ModelPage
 from explorer.compare.metrics import detection_scores, nmse
 from explorer.models import MultiTaskLassoL1, MultiTaskRidge, RobustMTFL
+from explorer.parameters import from_constraint
 from explorer.viz.live import EstimateTruthView, SnapshotMatrixView, escape
 from explorer.viz.outliers import OutlierScoresView
 
@@ -35,7 +36,13 @@ right or wrong against the truth.
 
 
 class OutliersParams(param.Parameterized):
-    """Hyper-parameters of the page (URL keys ``outliers.<name>``)."""
+    """Hyper-parameters of the page (URL keys ``outliers.<name>``).
+
+    ``rows`` and ``columns`` are the page's own unit: RobustMTFL's ``lambda_rows`` is
+    ``rows * lambda_max["lambda_rows"]`` (``RobustMTFL().lambda_max(X, y, task)``, the
+    smallest penalty that zeroes P; 1 = everything zero), ``lambda_columns`` likewise; any
+    fraction > 0 gives a penalty the estimator accepts (>= 0). ``max_iter`` is RobustMTFL's.
+    """
 
     log_scale = ("rows", "columns")
 
@@ -43,7 +50,8 @@ class OutliersParams(param.Parameterized):
                         doc="Penalty on the rows of P as a fraction of its lambda_max.")
     columns = param.Number(0.2, bounds=(1e-3, 1.0), label="Outlier tasks: lambda_columns / max",
                            doc="Penalty on the columns of Q as a fraction of its lambda_max.")
-    max_iter = param.Integer(3000, bounds=(10, 20000), label="Max iterations",
+    max_iter = from_constraint(RobustMTFL, "max_iter", default=3000, bounds=(10, 20000),
+                               label="Max iterations",
                              doc="FISTA iterations before the solver stops and warns.")
 
 

@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from explorer.app.kit import ModelPage
 from explorer.models import PerTaskEstimator, RegularizedMTL
+from explorer.parameters import from_constraint
 from explorer.viz.live import EstimateTruthView, TruthMatrixView
 
 __all__ = ["SHARED_VS_SEPARATE", "SharedVsSeparateParams"]
@@ -34,16 +35,20 @@ jumps.
 
 
 class SharedVsSeparateParams(param.Parameterized):
-    """Hyper-parameters of the page (URL keys ``shared_vs_separate.<name>``)."""
+    """Hyper-parameters of the page (URL keys ``shared_vs_separate.<name>``): RegularizedMTL's
+    ``lambda_deviation``, ``lambda_common`` and ``max_iter``, narrowed to a teaching range."""
 
     log_scale = ("coupling", "size")
 
-    coupling = param.Number(0.1, bounds=(1e-4, 10.0), label="Coupling (pull towards shared)",
-                            doc="Penalty on each task's deviation from the shared weights.")
-    size = param.Number(0.01, bounds=(1e-4, 10.0), label="Size of the shared weights",
-                        doc="Penalty on the norm of the shared weight vector.")
-    max_iter = param.Integer(300, bounds=(10, 5000), label="Max iterations",
-                             doc="Iterations of the solver before it stops and warns.")
+    coupling = from_constraint(RegularizedMTL, "lambda_deviation", default=0.1,
+                               bounds=(1e-4, 10.0), label="Coupling (pull towards shared)",
+                               doc="Penalty on each task's deviation from the shared weights.")
+    size = from_constraint(RegularizedMTL, "lambda_common", default=0.01, bounds=(1e-4, 10.0),
+                           label="Size of the shared weights",
+                           doc="Penalty on the norm of the shared weight vector.")
+    max_iter = from_constraint(RegularizedMTL, "max_iter", default=300, bounds=(10, 5000),
+                               label="Max iterations",
+                               doc="Iterations of the solver before it stops and warns.")
 
 
 def _loss(data) -> str:

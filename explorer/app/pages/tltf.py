@@ -14,6 +14,7 @@ from explorer.app.kit import ModelPage, PagePanel
 from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
+from explorer.parameters import from_constraint
 from explorer.viz.live import escape
 from explorer.viz.tltf import (
     GateView,
@@ -42,22 +43,24 @@ PLACEHOLDER = "*Run the fit, then move a new task's features here.*"
 
 
 class TransferParams(param.Parameterized):
-    """Hyper-parameters of the page (URL keys ``transfer.<name>``)."""
+    """Hyper-parameters of the page (URL keys ``transfer.<name>``), derived from TLTF's
+    declaration, narrowed to a teaching range."""
 
     log_scale = ("tol",)
 
-    n_clusters = param.Integer(3, bounds=(1, 10), label="Clusters H",
-                               doc="Number of task clusters (columns of Lambda).")
-    gate = param.Selector(default="task_features", objects=["task_features", "constant",
-                                                            "append"], label="Gate",
-                          doc="task_features: TL-TF; constant: TL-MC; append: TL-Comb.")
-    covariance = param.Selector(default="full", objects=["full", "isotropic"],
-                                label="Psi", doc="Full covariance or tau^2 I.")
-    init = param.Selector(default="kmeans", objects=["kmeans", "paper"], label="Start",
-                          doc="kmeans: per-task fits clustered; paper: uniform random.")
-    max_iter = param.Integer(500, bounds=(5, 5000), label="Max EM iterations")
-    tol = param.Number(1e-4, bounds=(1e-8, 1e-2), label="Tolerance",
-                       doc="Stop when the bound's relative change falls below this.")
+    n_clusters = from_constraint(TLTF, "n_clusters", default=3, bounds=(None, 10),
+                                 label="Clusters H",
+                                 doc="Number of task clusters (columns of Lambda).")
+    gate = from_constraint(TLTF, "gate", default="task_features", label="Gate",
+                           doc="task_features: TL-TF; constant: TL-MC; append: TL-Comb.")
+    covariance = from_constraint(TLTF, "covariance", default="full", label="Psi",
+                                 doc="Full covariance or tau^2 I.")
+    init = from_constraint(TLTF, "init", default="kmeans", label="Start",
+                           doc="kmeans: per-task fits clustered; paper: uniform random.")
+    max_iter = from_constraint(TLTF, "max_iter", default=500, bounds=(5, 5000),
+                               label="Max EM iterations")
+    tol = from_constraint(TLTF, "tol", default=1e-4, bounds=(1e-8, 1e-2), label="Tolerance",
+                          doc="Stop when the bound's relative change falls below this.")
 
 
 def make_model(params, random_state, data):

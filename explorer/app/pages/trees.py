@@ -17,6 +17,7 @@ import param
 
 from explorer.app.kit import ModelPage, PagePanel
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
+from explorer.parameters import from_constraint
 from explorer.viz.tree import (
     BoostingView,
     GainBarsView,
@@ -47,17 +48,22 @@ FIGURE3_TEXT = (
 
 
 class TreesParams(param.Parameterized):
-    """Hyper-parameters of the page (URL keys ``trees.<name>``)."""
+    """Hyper-parameters of the page (URL keys ``trees.<name>``); ``method`` is the page's
+    own, the others derive from MTDecisionTree / MTAdaBoost (and their single-task
+    baselines), narrowed to a teaching range."""
 
     method = param.Selector(default="tree", objects=["tree", "boosting"], label="Method",
                             doc="tree: one MT-DT grown node by node; boosting: MT-Adaboost.")
-    criterion = param.Selector(default="ig_m", objects=["ig_m", "ig_j", "ig_u"],
-                               label="Criterion",
-                               doc="ig_m: max of task gains; ig_j: pooled labels; ig_u: sum.")
-    max_depth = param.Integer(4, bounds=(1, 8), label="Max depth",
-                              doc="Depth of the tree (of each boosted tree: at most 6 used).")
-    rounds = param.Integer(20, bounds=(1, 50), label="Boosting rounds",
-                           doc="Rounds of MT-Adaboost (method boosting).")
+    criterion = from_constraint(MTDecisionTree, "criterion", default="ig_m", label="Criterion",
+                                doc="ig_m: max of task gains; ig_j: pooled labels; ig_u: sum.")
+    max_depth = from_constraint(MTDecisionTree, "max_depth",
+                                also=[(SingleTaskTree, "max_depth")], default=4,
+                                bounds=(None, 8), label="Max depth",
+                                doc="Depth of the tree (of each boosted tree: at most 6 used).")
+    rounds = from_constraint(MTAdaBoost, "n_estimators",
+                             also=[(SingleTaskAdaBoost, "n_estimators")], default=20,
+                             bounds=(None, 50), label="Boosting rounds",
+                             doc="Rounds of MT-Adaboost (method boosting).")
 
 
 def _tree(params, random_state):
