@@ -36,13 +36,41 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["relationship_agreement", "AGREEMENT_KEYS", "UNRELATED_SHARE"]
+__all__ = ["relationship_agreement", "AGREEMENT_KEYS", "UNRELATED_SHARE", "TRUTH_FOR",
+           "truth_for"]
 
 #: The figures :func:`relationship_agreement` returns (besides ``n_pairs`` and ``reason``).
 AGREEMENT_KEYS = ("sign_agreement", "rank_correlation", "relative_error")
 
 #: Truth entries smaller than this share of its largest magnitude carry no sign.
 UNRELATED_SHARE = 0.1
+
+#: The truths a learned matrix (a ``task_relationships()`` key) is judged against, in order
+#: of preference, besides the truth of its own key: the first of the data's truths with the
+#: learned matrix's shape is used.
+TRUTH_FOR = {
+    "similarity": ("task_similarity", "task_relation"),   # cosines of the task weights
+    "correlation": ("task_relation",),                   # MTBoost's task correlation
+    "W_normalised": ("task_relation",),                  # MT-KNN's w_qr / w_qq
+    "W": ("coef", "task_relation"),                      # rMTFL's (d, m); MT-KNN's (m, m)
+}
+
+
+def truth_for(key: str, shape: tuple, truth: dict | None) -> tuple[str, str] | None:
+    """The data's truth to judge the learned matrix ``key`` of ``shape`` against, and how
+    (``entries`` of :func:`relationship_agreement`); None when the data have none.
+
+    >>> truth_for("W", (5, 3), {"coef": np.zeros((5, 3)), "task_relation": np.eye(3)})
+    ('coef', 'all')
+    >>> truth_for("W", (3, 3), {"coef": np.zeros((5, 3)), "task_relation": np.eye(3)})
+    ('task_relation', 'off-diagonal')
+    """
+    for name in (key, *TRUTH_FOR.get(key, ())):
+        value = (truth or {}).get(name)
+        if value is not None and np.shape(value) == tuple(shape):
+            square = len(shape) == 2 and shape[0] == shape[1] and name != "coef"
+            return name, "off-diagonal" if square else "all"
+    return None
 
 
 def _matrix(name: str, value, square: bool) -> np.ndarray:
