@@ -475,3 +475,31 @@ def test_a_page_can_choose_its_pace_for_the_data():
     assert page.page.pace_for(page.state.train) == "30 steps/s"   # 300 steps: 10 s
     page.state.dataset_name = DATA_FOR["shared_vs_separate"]   # the speed is set again
     assert page.runner._speed.value == "2 steps/s" == page.page.pace_for(page.state.train)
+
+
+def test_a_matrix_of_your_own_is_judged_against_the_truth_you_choose():
+    from explorer.app.matrix_upload import YourMatrixPanel
+
+    page = build("shared_vs_separate")
+    panel = panel_of(page, "YourMatrixPanel")
+    assert isinstance(panel, YourMatrixPanel) and panel.layout in page._layout.objects
+    truth = page.state.train.truth
+    assert {"task_relation", "task_similarity"} <= set(panel.truth_key.options)
+    panel.truth_key.value = "task_relation"
+    names = ",".join(str(n) for n in page.state.train.task_names)
+    relation = np.asarray(truth["task_relation"], dtype=float)
+    csv = names + "\n" + "\n".join(",".join(str(v) for v in row) for row in 0.5 * relation)
+    panel.file.filename = "mine.csv"
+    panel.file.value = csv.encode()          # read synchronously where no loop runs
+    assert panel.result.visible and not panel.message.visible
+    np.testing.assert_array_equal(panel.view.estimate.heatmap.values, 0.5 * relation)
+    np.testing.assert_array_equal(panel.view.truth.heatmap.values, relation)
+    assert "sign right on <b>100%</b>" in panel.view.caption.text
+    assert "rank correlation <b>1.00</b>" in panel.view.caption.text
+    panel.truth_key.value = "task_similarity"  # the other truth, the same matrix
+    np.testing.assert_allclose(panel.view.truth.heatmap.values, truth["task_similarity"])
+    panel.file.filename = "wrong.csv"
+    panel.file.value = b"1,0\n0,1\n"
+    m = page.state.train.n_tasks
+    assert panel.message.visible and f"a {m} x {m} matrix" in panel.message.object
+    assert not panel.result.visible

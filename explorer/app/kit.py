@@ -325,7 +325,9 @@ class ModelPageView(pn.viewable.Viewer):
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
         self._kernel_work = None
-        self.panels = list(page.panels())
+        from explorer.app.matrix_upload import YourMatrixPanel  # (it builds on PagePanel)
+
+        self.panels = [*page.panels(), YourMatrixPanel()]
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
         self.body.extend([panel.layout for panel in self.panels if not panel.below])
