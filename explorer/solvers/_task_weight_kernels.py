@@ -75,6 +75,29 @@ def _combine(St, bounds, v, out):
             out[q * m + r] = _dot(v[lo:hi], St[r, lo:hi])
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _cholesky(K):
+    """Overwrite the lower triangle of the symmetric positive definite ``K`` (N, N) with its
+    Cholesky factor (right-looking: each column scales, then updates the rows below it in
+    contiguous runs); the strict upper triangle is left as it was."""
+    size = K.shape[0]
+    column = np.empty(size)
+    for j in range(size):
+        if not K[j, j] > 0.0:
+            raise ArithmeticError("the interior-point Newton matrix is not positive definite")
+        pivot = np.sqrt(K[j, j])
+        K[j, j] = pivot
+        for i in range(j + 1, size):
+            K[i, j] /= pivot
+            column[i] = K[i, j]
+        for i in range(j + 1, size):
+            factor = column[i]
+            run = K[i, j + 1:i + 1]
+            below = column[j + 1:i + 1]
+            for k in range(i - j):
+                run[k] -= factor * below[k]
+
+
 @njit(cache=True, nogil=True)
 def _cholesky_solve(L, b):
     n = b.shape[0]
@@ -200,7 +223,8 @@ def ipm_step(St, bounds, H, cidx, cval, w, xi, s1, s2, s3, l1, l2, l3):
                 K[base + r, base + c] += block
                 if c != r:
                     K[base + c, base + r] += block
-    L = np.linalg.cholesky(K)
+    _cholesky(K)
+    L = K
     out = np.empty((5, n))
     dw, ds3, dl3 = _direction(St, bounds, cidx, cval, L, d1, d2, d3, s1, s2, s3, rp1, rp2,
                               rp3, rd_w, rd_xi, rc1, rc2, rc3, work, out)
