@@ -3,11 +3,12 @@
 m = 7 tasks, 400 training points per task, 16 features; each row prints our time, cvxpy's and
 who is faster by how much, with the objective gap (ours stops at a relative duality gap of
 1e-7). The machine may be shared, so each solver row runs ``REPEATS`` rounds (ours, then cvxpy,
-on the same problem) and prints the medians, the ratio of the medians and the worst round's
+on the same problem; CPU time of this process, both being single-threaded: wall time would also
+count other jobs' turns) and prints the medians, the ratio of the medians and the worst round's
 ratio (the round where cvxpy came closest), with the load average. Then sigma + the neighbour
 search: our one blocked pass against the two passes it replaced (a blocked NumPy sum of all
-distances, then scikit-learn's brute-force ``NearestNeighbors``), same result; then a fit's
-time split into its parts.
+distances, then scikit-learn's brute-force ``NearestNeighbors``; wall time, medians: ours uses
+two threads), same result; then a fit's time split into its parts.
 ``--json`` prints the figures as one JSON object instead.
 
     PYTHONPATH=. OPENBLAS_NUM_THREADS=1 python benchmarks/bench_mtknn.py [--json]
@@ -53,17 +54,17 @@ def cvxpy_solve(F, y, task, loss, row_sum):
         cons.append(cp.sum(W, axis=1) == 1)
     problem = cp.Problem(cp.Minimize(data_term + 0.25 * cp.sum_squares(W - W.T)
                                      + 0.5 * cp.sum_squares(W)), cons)
-    start = time.perf_counter()
+    start = time.process_time()
     problem.solve(solver="CLARABEL")
-    return time.perf_counter() - start, problem.value
+    return time.process_time() - start, problem.value
 
 
 def ours(sweeps, tol):
-    start = time.perf_counter()
+    start = time.process_time()
     for sweep in sweeps:
         if sweep.gap < tol:
             break
-    return time.perf_counter() - start, sweep.objective
+    return time.process_time() - start, sweep.objective
 
 
 def faster(ours_s: float, peer: str, peer_s: float) -> str:
