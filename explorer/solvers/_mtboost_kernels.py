@@ -63,15 +63,17 @@ def step_statistics(gradient, task, f, committed, w, smoothing):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def supertask_rows(w, task, slope_rows, target, instance, flipped, signed):
-    """Fill the supertask's rows for task weights ``w`` (m,), in one pass (n,):
-    ``instance_j = |w_t| / max|w| * slope_rows_j``, ``flipped_j = w_t < 0`` and ``signed``
-    the targets negated where flipped."""
+def supertask_rows(w, task, slope_rows, target):
+    """The supertask's rows for task weights ``w`` (m,), each (n,): ``instance_j = |w_t| /
+    max|w| * slope_rows_j``, ``flipped_j = w_t < 0`` and the targets negated where flipped."""
+    n = task.shape[0]
+    instance, flipped, signed = np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n)
     largest = 0.0
     for i in range(w.shape[0]):
         largest = max(largest, abs(w[i]))
-    for j in range(task.shape[0]):
+    for j in range(n):
         t = task[j]
         instance[j] = abs(w[t]) / largest * slope_rows[j]
         flipped[j] = w[t] < 0.0
         signed[j] = -target[j] if flipped[j] else target[j]
+    return instance, flipped, signed

@@ -87,14 +87,12 @@ def supertask_rows(w: np.ndarray, task: np.ndarray, slope_rows: np.ndarray,
                    target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One inner step's supertask for task weights ``w`` (m,): per row (n,) the instance
     weight ``|w_t| / max|w| * slope_rows``, whether the task's weight is negative, the +-1
-    ``target`` negated there, and the instance weights normalised to sum 1 (NumPy's
-    pairwise sum: with one task the weights are AnyBoost's bit for bit). ``w`` must have a
-    non-zero entry. The rows come from one compiled pass (NumPy took seven calls)."""
-    from ._mtboost_kernels import supertask_rows as fill
+    ``target`` negated there, and the instance weights normalised to sum 1 (NumPy's sum: with
+    one task the weights are AnyBoost's bit for bit). ``w`` must have a non-zero entry. The
+    rows come from one compiled pass (NumPy took seven calls)."""
+    from ._mtboost_kernels import supertask_rows as compiled
 
-    n = task.shape[0]
-    instance, flipped, signed = np.empty(n), np.empty(n, dtype=np.bool_), np.empty(n)
-    fill(w, task, slope_rows, target, instance, flipped, signed)
+    instance, flipped, signed = compiled(w, task, slope_rows, target)
     return instance, flipped, signed, instance / instance.sum()
 
 
