@@ -24,7 +24,8 @@ from ..solvers.mtboost import (
     numerical_eigenvalues,
     omega_update,
     paper_task_weights,
-    smoothing_ridge,
+    step_statistics,
+    supertask_rows,
     task_curvature,
     task_gradient,
     task_losses,
@@ -322,11 +323,10 @@ class MTBoost(_BoostingClassifier):
         n_inner, delta = int(self.n_inner), float(self.smoothing)
         paper = self.variant == "paper"
         step = "plain" if paper else step
-        ridge_of = (lambda B: 0.0) if paper else (lambda B: smoothing_ridge(B, delta))
+        smoothing = 0.0 if paper else delta
         m = n_tasks_of(task)
         X = np.ascontiguousarray(X, dtype=np.float64)
         target, classes = binary_targets(y, task, m, type(self).__name__)
-        negated = -target
         scale = task_row_scale(task, m, sample_weight)
         if self.task_weighting == "sum":   # the paper's: every example the same weight
             weight = np.ones(task.shape[0]) if sample_weight is None else \
@@ -352,15 +352,12 @@ class MTBoost(_BoostingClassifier):
                     break
                 # |w_i| relative to the largest: with one task the weights are AnyBoost's
                 # bit for bit (Eq. 7 normalises them anyway)
-                instance = (np.abs(w) / largest)[task] * slope_rows
-                flipped = (w < 0)[task]
-                learner, f = _fit_base(self.base_learner, seed, X,
-                                       np.where(flipped, negated, target),
-                                       instance / instance.sum())
-                beta = task_gradient(gradient, task, f, m)
-                B = committed + w[:, None] * w
+                instance, flipped, signed, row_weight = supertask_rows(w, task, slope_rows,
+                                                                       target)
+                learner, f = _fit_base(self.base_learner, seed, X, signed, row_weight)
+                beta, B, learned = step_statistics(gradient, task, f, committed, w, smoothing)
                 if self.learn_omega:
-                    omega = omega_update(B, ridge_of(B))
+                    omega = learned
                 inner.append(omega)
                 w = (mm_task_weights(omega, beta, task_curvature(scale, task, f, m), lam)
                      if step == "mm" else paper_task_weights(omega, beta, lam))

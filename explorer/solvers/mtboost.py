@@ -15,7 +15,6 @@ Notation (one boosting round t, m tasks, n stacked rows, ``task`` the row's task
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg.lapack import dsyevd
 from scipy.special import expit, log_expit
 
 __all__ = [
@@ -29,10 +28,13 @@ __all__ = [
     "omega_update",
     "paper_task_weights",
     "smoothing_ridge",
+    "step_statistics",
+    "supertask_rows",
     "task_curvature",
     "task_gradient",
     "task_losses",
     "task_row_scale",
+    "warm_up",
 ]
 
 
@@ -81,6 +83,19 @@ def task_curvature(row_scale: np.ndarray, task: np.ndarray, f: np.ndarray, n_tas
     return 0.25 * np.bincount(task, weights=row_scale * f * f, minlength=n_tasks)
 
 
+def supertask_rows(w: np.ndarray, task: np.ndarray, slope_rows: np.ndarray,
+                   target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One inner step's supertask for task weights ``w`` (m,): per row (n,) the instance
+    weight ``|w_t| / max|w| * slope_rows``, whether the task's weight is negative, the +-1
+    ``target`` negated there, and the instance weights normalised to sum 1 (NumPy's sum: with
+    one task the weights are AnyBoost's bit for bit). ``w`` must have a non-zero entry. The
+    rows come from one compiled pass (NumPy took seven calls)."""
+    from ._mtboost_kernels import supertask_rows as compiled
+
+    instance, flipped, signed = compiled(w, task, slope_rows, target)
+    return instance, flipped, signed, instance / instance.sum()
+
+
 def smoothing_ridge(B: np.ndarray, delta: float) -> float:
     """``eps = delta * tr(B) / m``: the ridge the corrected Omega update adds to ``B``."""
     return float(delta) * float(B.trace()) / B.shape[0]
@@ -97,29 +112,21 @@ def omega_update(B: np.ndarray, ridge: float = 0.0) -> np.ndarray:
     array([[0.6667, 0.    ],
            [0.    , 0.3333]])
     """
-    m = B.shape[0]
-    shifted = B + B.T                      # symmetric to the last bit, whatever B's round-off
-    shifted.reshape(-1)[::m + 1] += 2.0 * ridge    # the diagonal (a view: shifted is new)
-    values, vectors = _eigh(shifted)
-    root = np.sqrt(numerical_eigenvalues(values))
-    total = root.sum()
-    if total <= 0.0:
-        return np.eye(m) / m
-    omega = (vectors * (root / total)) @ vectors.T
-    omega += omega.T
-    omega *= 0.5
-    return omega
+    from ._mtboost_kernels import omega_from_gram
+
+    return omega_from_gram(np.asarray(B, dtype=np.float64), float(ridge))
 
 
-def _eigh(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.linalg.eigh(A)`` for a small symmetric A: the LAPACK routine NumPy's ``eigh``
-    calls (``dsyevd``, lower triangle) through SciPy's direct binding, which costs a third
-    of NumPy's checks and wrapping on the (m, m) matrices of an inner step (the same
-    values: tests/test_mtboost.py compares the fits with those stored before)."""
-    values, vectors, info = dsyevd(A, compute_v=1, lower=1)
-    if info != 0:
-        raise np.linalg.LinAlgError(f"Eigenvalues did not converge (dsyevd info={info}).")
-    return values, vectors
+def step_statistics(gradient: np.ndarray, task: np.ndarray, f: np.ndarray,
+                    committed: np.ndarray, w: np.ndarray, smoothing: float
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An inner step's numbers after its fit ``f`` (n,), in one compiled call (NumPy took a
+    dozen calls of ~1 us each on (m,) and (m, m) arrays): ``beta =`` :func:`task_gradient`
+    (m,), ``B = committed + w w^T`` (m, m) and ``omega_update(B, smoothing_ridge(B,
+    smoothing))`` (m, m)."""
+    from ._mtboost_kernels import step_statistics as compiled
+
+    return compiled(gradient, task, f, committed, w, float(smoothing))
 
 
 def numerical_eigenvalues(values: np.ndarray) -> np.ndarray:
@@ -202,3 +209,13 @@ def ls_svm_fit(X: np.ndarray, target: np.ndarray, weight: np.ndarray, ridge: flo
     gram.flat[::gram.shape[0] + 1] += ridge
     coef = np.linalg.solve(gram, weighted.T @ (target - mean_t))
     return coef, mean_t - float(mean_x @ coef)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the inner step's kernels on a tiny problem."""
+    task = np.array([0, 1, 1])
+    w = np.array([0.5, -1.0])
+    rows = np.array([1.0, 0.5, 0.25])
+    supertask_rows(w, task, rows, np.array([1.0, -1.0, 1.0]))
+    step_statistics(rows, task, rows, np.eye(2), w, 0.1)
+    omega_update(np.eye(2))

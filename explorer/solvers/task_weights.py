@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dpotrs
@@ -139,6 +140,27 @@ def _constraint_matrix(m: int, row_sum: bool) -> tuple[np.ndarray, np.ndarray, i
             rows.append(a.ravel())
             rhs.append(1.0)
     return np.array(rows), np.array(rhs), n_ineq
+
+
+@lru_cache(maxsize=8)
+def _sparse_constraints(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """The inequality rows of :func:`_constraint_matrix` (without row sums) as at most two
+    (column, value) pairs each, columns ascending: ``cidx`` (p, 2) int64, ``cval`` (p, 2).
+    Cached (read-only arrays): building them costs more than a small fit's solve."""
+    cidx = np.zeros((m, 2 * m - 1, 2), dtype=np.int64)
+    cval = np.zeros((m, 2 * m - 1, 2))
+    for q in range(m):
+        diagonal = q * (m + 1)
+        cidx[q, 0, 0], cval[q, 0, 0] = diagonal, 1.0
+        others = np.delete(np.arange(q * m, (q + 1) * m), q)      # w_qr, r != q, in order
+        pair = np.stack([np.repeat(others, 2), np.full(2 * m - 2, diagonal)], axis=1)
+        value = np.stack([np.tile([-1.0, 1.0], m - 1), np.ones(2 * m - 2)], axis=1)
+        swap = pair[:, 0] > diagonal                    # w_qq's column comes first
+        pair[swap], value[swap] = pair[swap][:, ::-1], value[swap][:, ::-1]
+        cidx[q, 1:], cval[q, 1:] = pair, value
+    cidx, cval = cidx.reshape(-1, 2), cval.reshape(-1, 2)
+    cidx.flags.writeable = cval.flags.writeable = False
+    return cidx, cval
 
 
 def square_qp_sweeps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n_tasks: int,
@@ -295,31 +317,30 @@ def hinge_interior_point_steps(F: np.ndarray, y: np.ndarray, task: np.ndarray, n
     H_inv = _inverse_H(m, lambda1, lambda2)
     H = (lambda1 + lambda2) * np.eye(m * m)
     H[np.arange(m * m), np.arange(m * m).reshape(m, m).T.ravel()] -= lambda1
-    order = np.argsort(task, kind="stable")     # tasks as contiguous slices: no gathers
-    F, y, task = F[order], y[order], task[order]
+    if np.any(task[1:] < task[:-1]):    # tasks as contiguous slices: no gathers
+        order = np.argsort(task, kind="stable")
+        F, y, task = F[order], y[order], task[order]
     bounds = np.searchsorted(task, np.arange(m + 1))
-    rows = [slice(bounds[q], bounds[q + 1]) for q in range(m)]
     signed = y[:, None] * F
-    qp = _HingeQP(m, rows, [signed[r] for r in rows], H, _constraint_matrix(m, False)[0])
-    n, p = F.shape[0], qp.C.shape[0]
+    n = F.shape[0]
+    cidx, cval = _sparse_constraints(m)
+    p = cidx.shape[0]
     w, xi = np.zeros(m * m), np.ones(n)
     s = [np.ones(n), np.ones(n), np.ones(p)]
     lam = [np.full(n, 0.5), np.full(n, 0.5), np.ones(p)]
     if compiled:
         from ._task_weight_kernels import feasible_values, ipm_step
 
-        S = np.ascontiguousarray(signed)
-        cidx = np.zeros((p, 2), dtype=np.int64)
-        cval = np.zeros((p, 2))
-        for k, row in enumerate(qp.C):
-            nonzero = np.flatnonzero(row)
-            cidx[k, :nonzero.size], cval[k, :nonzero.size] = nonzero, row[nonzero]
+        St = np.ascontiguousarray(signed.T)
         bounds = bounds.astype(np.int64)
+    else:
+        rows = [slice(bounds[q], bounds[q + 1]) for q in range(m)]
+        qp = _HingeQP(m, rows, [signed[r] for r in rows], H, _constraint_matrix(m, False)[0])
     while True:
         if compiled:
-            ipm_step(S, bounds, H, cidx, cval, w, xi, *s, *lam)
+            ipm_step(St, bounds, H, cidx, cval, w, xi, *s, *lam)
             W = np.empty((m, m))
-            objective, dual = feasible_values(S, bounds, H_inv, cidx, cval, w, lambda1,
+            objective, dual = feasible_values(St, bounds, H_inv, cidx, cval, w, lambda1,
                                               lambda2, lam[1], lam[2], W)
         else:
             w, xi, s, lam = _interior_point_step(qp, w, xi, s, lam)
