@@ -59,9 +59,12 @@ class NeighbourhoodParams(param.Parameterized):
                             doc="Weight of ||W||^2.")
     loss = from_constraint(MTKNN, "loss", default="hinge", label="Loss",
                            doc="Classification loss (MT-KR always uses the square loss).")
-    solver = from_constraint(MTKNN, "solver", also=[(MTKR, "solver")], default="dual",
+    solver = from_constraint(MTKNN, "solver", also=[(MTKR, "solver")], default="auto",
                              label="Solver",
-                             doc="dual: exact (interior point / dual QP), stops at the optimum; "
+                             doc="auto: dual up to 50 tasks, projected above (square loss); "
+                                 "dual: exact (interior point / dual QP), stops at the optimum; "
+                                 "projected: exact, matrix-free (square loss, any number of "
+                                 "tasks); "
                                  "paper: the paper's coordinate descent (MT-KNN) or SMO "
                                  "(MT-KR), one sweep per frame, may stop short of the optimum.")
 
