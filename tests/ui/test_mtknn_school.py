@@ -20,7 +20,7 @@ def test_mt_kr_on_school_runs_to_the_end(app_url, page):
     page.get_by_role("button", name="Fast").click()
     page.get_by_role("button", name="▶ Run").click()
     page.get_by_text(re.compile(r"done - step \d+")).first.wait_for(timeout=240_000)
-    result = page.get_by_text("Test nMSE").first
+    result = page.get_by_text("Fitted in").first
     result.wait_for(timeout=60_000)
     assert "of 139 tasks" in result.inner_text()
     assert page.get_by_text("failed").count() == 0
