@@ -12,8 +12,14 @@ def warm_up() -> None:
     and row projection (:func:`explorer.solvers.task_weights_projected.warm_up`)
     and TL-TF's per-row kernels (:func:`explorer.solvers.tltf_variational.warm_up`).
     """
-    from . import (block_cd, stacked_fista, task_weights, task_weights_projected,
-                   tltf_variational, tree_split)
+    from . import (
+        block_cd,
+        stacked_fista,
+        task_weights,
+        task_weights_projected,
+        tltf_variational,
+        tree_split,
+    )
 
     tree_split.warm_up()
     stacked_fista.warm_up()
