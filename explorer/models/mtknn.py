@@ -226,7 +226,7 @@ class MTKNN(_NeighbourhoodModel):
         limit it to ``MAX_EXACT_TASKS`` (50) tasks: more is refused with a ValueError
         before anything is allocated.
         "projected" (square loss only): exact and matrix-free, accelerated projected gradient
-        with O(n m) work per step and no limit on m, stopping on a certified relative gap
+        with O(min(n m, m^3)) work per step and no dense system, stopping on a certified relative gap
         (:mod:`explorer.solvers.task_weights_projected`); one snapshot per ten steps.
         "paper": the paper's primal coordinate descent, each entry's one-dimensional
         problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
