@@ -226,8 +226,9 @@ class MTKNN(_NeighbourhoodModel):
         limit it to ``MAX_EXACT_TASKS`` (50) tasks: more is refused with a ValueError
         before anything is allocated.
         "projected" (square loss only): exact and matrix-free, accelerated projected gradient
-        with O(min(n m, m^3)) work per step and no dense system, stopping on a certified relative gap
-        (:mod:`explorer.solvers.task_weights_projected`); one snapshot per ten steps.
+        with O(min(n m, m^3)) work per step and no dense system, stopping on a certified
+        relative gap (:mod:`explorer.solvers.task_weights_projected`); one snapshot per ten
+        steps.
         "paper": the paper's primal coordinate descent, each entry's one-dimensional
         problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
         for the square loss) plus coupled diagonal moves, from W = 0; it never increases
