@@ -453,8 +453,11 @@ def test_the_exact_solver_refuses_too_many_tasks_before_allocating(make):
         warnings.simplefilter("ignore")
         fitted = make("paper").set_params(max_iter=3).fit(X, y.astype(float), task)
     assert fitted.W_.shape == (m, m)
-    with pytest.raises(ValueError, match=f"got n_tasks = {m}"):
-        fitted.gap_to_optimum()
+    if getattr(fitted, "loss", "square") == "hinge":
+        with pytest.raises(ValueError, match=f"got n_tasks = {m}"):
+            fitted.gap_to_optimum()
+    else:   # the square loss has an exact matrix-free solver above the limit
+        assert fitted.gap_to_optimum(tol=1e-6)["relative_gap"] >= -1e-6
 
 
 def test_the_task_limit_is_where_the_exact_solvers_memory_is_measured():

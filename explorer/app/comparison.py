@@ -60,10 +60,12 @@ def run_comparison(estimators, data, *, n_trials: int, train_fraction: float,
                    random_state: int, n_jobs: int, should_stop, callback,
                    code_data: str, code_imports) -> ComparisonOutcome:
     """Compare ``estimators`` on ``data`` (worker processes: ``n_jobs``) and build the
-    figures and the code that reproduces the table. No Panel object is touched."""
+    figures and the code that reproduces the table. No Panel object is touched. A method
+    whose fit fails is left out and named in ``result.failures`` (the others still show)."""
     result = compare(estimators, data, n_trials=n_trials, train_fraction=train_fraction,
                      random_state=random_state, n_jobs=n_jobs, backend="loky",
-                     progress=False, callback=callback, should_stop=should_stop)
+                     progress=False, callback=callback, should_stop=should_stop,
+                     errors="report")
     truth = truth_matrices(data)
     matrices = relationship_plot(result, truth=truth, size=190)
     return ComparisonOutcome(result, truth, bokeh_model(comparison_plot(result)),

@@ -77,6 +77,7 @@ class Job:
     metrics: tuple[Metric, ...]
     cv: int
     random_state: int
+    report_errors: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,16 @@ class JobResult:
     fit_time_s: float
     params: str
     relationships: dict
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """A job whose fit (or scoring) raised, with ``errors="report"``: the error's type and
+    message, as text (picklable whatever the error was)."""
+
+    trial: int
+    method: str
+    error: str
 
 
 def _fit_kwargs(estimator, task_features) -> dict:
@@ -176,14 +187,17 @@ def positive_labels(dataset: MultiTaskDataset) -> np.ndarray | None:
     return np.array([np.max(dataset.y[dataset.task == t]) for t in range(dataset.n_tasks)])
 
 
-def run_job(job: Job, dataset: MultiTaskDataset) -> JobResult:
+def run_job(job: Job, dataset: MultiTaskDataset) -> JobResult | JobFailure:
     """Split, choose hyper-parameters by inner CV (if a grid is given), fit, score.
 
-    An error is re-raised with a note naming the job (method and trial).
+    An error is re-raised with a note naming the job (method and trial), or returned as a
+    :class:`JobFailure` when ``job.report_errors``.
     """
     try:
         return _run_job(job, dataset)
     except Exception as error:
+        if job.report_errors:
+            return JobFailure(job.trial, job.method, f"{type(error).__name__}: {error}")
         if hasattr(error, "add_note"):   # Python >= 3.11
             error.add_note(f"in compare: method {job.method!r}, trial {job.trial}")
         raise
@@ -353,7 +367,8 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
             param_grid: Mapping | None = None, cv: int = 5, random_state: int | None = 0,
             n_jobs: int = 1, backend: str = "loky", client=None, progress: bool = True,
             callback: Callable[[int, int], None] | None = None,
-            should_stop: Callable[[], bool] | None = None) -> ComparisonResult:
+            should_stop: Callable[[], bool] | None = None,
+            errors: str = "raise") -> ComparisonResult:
     """Fit every method on ``n_trials`` random splits and score it on the test part.
 
     Parameters
@@ -397,12 +412,19 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         no job starts after it, the jobs already running on workers finish unrecorded
         (joblib) or are cancelled (Dask). With joblib it may be called from joblib's
         dispatch thread: make it a cheap, thread-safe check (e.g. ``event.is_set``).
+    errors : {"raise", "report"}
+        What a method whose fit (or scoring) raises does to the run. "raise" (default): the
+        error propagates, with a note naming the method and trial. "report": the run goes
+        on; that method is left out of the result (of every trial, so the table stays
+        paired) and ``result.failures`` says why. If every method fails, a RuntimeError
+        lists the reasons.
 
     Returns
     -------
     ComparisonResult
         ``.frame``: one row per (method, trial, task or "average", metric), with columns
         method, trial, task, metric, value, fit_time_s (the final fit), params (JSON).
+        ``.failures``: method -> why it failed (empty unless ``errors="report"``).
     """
     estimators = _check_estimators(estimators)
     if not isinstance(dataset, MultiTaskDataset):
@@ -427,14 +449,16 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         raise ValueError(f"client is only used with backend='dask'; got backend={backend!r}.")
     # One split up front: a data set that cannot be split fails here, with its message.
     dataset.split(float(train_fraction), random_state=job_seeds(random_state, 0, "")[0])
+    if errors not in ("raise", "report"):
+        raise ValueError(f"errors must be 'raise' or 'report'; got {describe(errors)}.")
     callback = _check_callable("callback", callback)
     should_stop = _check_callable("should_stop", should_stop) or (lambda: False)
 
     jobs = [Job(trial, method, estimator, grids.get(method), float(train_fraction), metrics,
-                cv, random_state)
+                cv, random_state, errors == "report")
             for trial in range(n_trials) for method, estimator in estimators.items()]
     total = len(jobs)
-    results: list[JobResult] = []
+    results: list[JobResult | JobFailure] = []
     from tqdm.auto import tqdm
 
     with tqdm(total=total, disable=not progress, desc="compare", unit="fit",
@@ -453,11 +477,21 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
             finished = _run_joblib(jobs, dataset, on_done, should_stop, backend, int(n_jobs))
     if not finished:
         raise ComparisonCancelled(len(results), total)
+    failures: dict[str, str] = {}
+    for failure in sorted((r for r in results if isinstance(r, JobFailure)),
+                          key=lambda f: f.trial):
+        failures.setdefault(failure.method, f"trial {failure.trial}: {failure.error}")
+    if len(failures) == len(estimators):
+        raise RuntimeError("every method failed: " + "; ".join(
+            f"{method} ({reason})" for method, reason in failures.items()))
+    kept = [method for method in estimators if method not in failures]
+    results = [r for r in results if isinstance(r, JobResult) and r.method in kept]
     settings = {"n_trials": n_trials, "train_fraction": float(train_fraction),
                 "metric": [m.name for m in metrics],
                 "param_grid": {m: plain_value(param_grid[m]) for m in grids} or None, "cv": cv,
                 "random_state": random_state}
-    return ComparisonResult.from_jobs(results, methods=list(estimators),
+    return ComparisonResult.from_jobs(results, methods=kept,
                                       task_names=list(dataset.task_names), metrics=metrics,
-                                      estimators=estimators, settings=settings,
-                                      truth=dataset.truth)
+                                      estimators={m: estimators[m] for m in kept},
+                                      settings=settings, truth=dataset.truth,
+                                      failures=failures)

@@ -74,12 +74,16 @@ class ComparisonResult:
         The data set's ground truth (``dataset.truth``), for :meth:`agreement`.
     settings : dict, optional
         The other arguments of ``compare`` (for :meth:`to_code`).
+    failures : dict of method -> str, optional
+        Methods left out because a fit raised (``compare(..., errors="report")``): the
+        first failing trial and the error, as text.
     """
 
     def __init__(self, frame: pd.DataFrame, *, methods: Sequence[str],
                  task_names: Sequence[str], greater_is_better: dict[str, bool],
                  relationships_by_trial: dict | None = None, estimators: dict | None = None,
-                 settings: dict | None = None, truth: dict | None = None):
+                 settings: dict | None = None, truth: dict | None = None,
+                 failures: dict | None = None):
         missing = sorted(set(FRAME_COLUMNS) - set(frame.columns))
         if missing:
             raise ValueError(f"frame must have the columns {FRAME_COLUMNS}; {missing} are "
@@ -92,10 +96,11 @@ class ComparisonResult:
         self.estimators = dict(estimators or {})
         self.settings = dict(settings or {})
         self.truth = dict(truth or {})
+        self.failures = dict(failures or {})
 
     @classmethod
     def from_jobs(cls, results, *, methods, task_names, metrics, estimators=None,
-                  settings=None, truth=None) -> ComparisonResult:
+                  settings=None, truth=None, failures=None) -> ComparisonResult:
         """Assemble the jobs' outcomes (any order) into a result, sorted by trial then
         method order, tasks in data order then the average."""
         order = {name: i for i, name in enumerate(methods)}
@@ -116,7 +121,8 @@ class ComparisonResult:
                    greater_is_better={m.name: m.greater_is_better for m in metrics},
                    relationships_by_trial={(r.method, r.trial): r.relationships
                                            for r in results},
-                   estimators=estimators, settings=settings, truth=truth)
+                   estimators=estimators, settings=settings, truth=truth,
+                   failures=failures)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -135,7 +141,8 @@ class ComparisonResult:
 
     def __repr__(self) -> str:
         return (f"ComparisonResult(methods={self.methods}, n_tasks={len(self.task_names)}, "
-                f"n_trials={self.n_trials}, metrics={self.metrics})")
+                f"n_trials={self.n_trials}, metrics={self.metrics}"
+                + (f", failures={sorted(self.failures)})" if self.failures else ")"))
 
     def _metric(self, metric) -> str:
         if metric is None:

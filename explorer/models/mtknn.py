@@ -30,12 +30,14 @@ from ..solvers.heterogeneous_neighbors import (
 )
 from ..solvers.nearest_neighbours import nearest_neighbours, neighbours_and_mean_distance
 from ..solvers.task_weights import (
+    MAX_EXACT_TASKS,
     check_exact_size,
     hinge_interior_point_steps,
     square_qp_sweeps,
     task_weight_objective,
 )
 from ..solvers.task_weights_paper import paper_cd_sweeps, paper_smo_sweeps
+from ..solvers.task_weights_projected import projected_gradient_sweeps
 from ._constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 from .base import (
     ConvergenceMonitor,
@@ -57,7 +59,7 @@ NEIGHBOURHOOD_CONSTRAINTS = {
     "lambda_asymmetry": [NON_NEGATIVE],
     "lambda_ridge": [POSITIVE],
     "sigma": SIGMA,
-    "solver": [Options("dual", "paper")],
+    "solver": [Options("auto", "dual", "projected", "paper")],
     "max_iter": [COUNT],
     "tol": [NON_NEGATIVE],
     "random_state": RANDOM_STATE,
@@ -74,6 +76,21 @@ def _normalised(W: np.ndarray) -> np.ndarray:
     diag = np.diag(W)
     safe = np.where(diag > 0, diag, 1.0)
     return np.where(diag[:, None] > 0, W / safe[:, None], 0.0)
+
+
+def _exact_solver(solver: str, m: int, loss: str) -> str:
+    """Which solver "auto" means: the dense dual up to ``MAX_EXACT_TASKS`` tasks (and for
+    the hinge loss, which the matrix-free one cannot handle), else "projected"."""
+    if solver != "auto":
+        return solver
+    return "dual" if m <= MAX_EXACT_TASKS or loss == "hinge" else "projected"
+
+
+def _square_sweeps(solver: str, F, y, task, m, lambda1, lambda2, row_sum: bool) -> Iterator:
+    """The exact square-loss sweeps of ``solver`` ("dual" or "projected")."""
+    if solver == "projected":
+        return projected_gradient_sweeps(F, y, task, m, lambda1, lambda2, row_sum=row_sum)
+    return square_qp_sweeps(F, y, task, m, lambda1, lambda2, row_sum=row_sum)
 
 
 def _relationships(W: np.ndarray) -> dict[str, np.ndarray]:
@@ -139,7 +156,7 @@ class _NeighbourhoodModel(MultiTaskEstimator):
     def gap_to_optimum(self, *, tol: float = 1e-8, max_iter: int = 5000) -> dict[str, float]:
         """How far the fitted W lies above the optimum of the same problem (the stored
         neighbour features, labels and penalties), as the default exact solver
-        (``solver="dual"``) reaches it to a relative duality gap ``tol``.
+        (``solver="auto"``) reaches it to a relative gap ``tol``.
 
         The paper's solvers can stop short of the optimum (see ``solver``): this says by how
         much. It runs the exact solver once (O(m^6) per step for the hinge), so call it off
@@ -149,20 +166,23 @@ class _NeighbourhoodModel(MultiTaskEstimator):
         -------
         dict with ``"objective"`` (the fit's), ``"optimum"`` and ``"relative_gap"``
         (``(objective - optimum) / |optimum|``, >= 0 up to ``tol``; about 0 for a fit with
-        the default solver).
+        the default solver). Above ``MAX_EXACT_TASKS`` tasks only the square loss has an exact
+        solver (the matrix-free one): the hinge raises a ValueError.
         """
         check_is_fitted(self, "W_")
         m = self.W_.shape[0]
-        check_exact_size(m, f"{type(self).__name__}.gap_to_optimum (the exact solver)")
+        loss = getattr(self, "loss", "square")
+        exact = _exact_solver("auto", m, loss)
+        if exact == "dual":
+            check_exact_size(m, f"{type(self).__name__}.gap_to_optimum (the exact solver)")
         l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
         features, y, task = self.train_features_, self.train_y_, self.train_task_
-        loss = getattr(self, "loss", "square")
         objective = task_weight_objective(self.W_, features, y, task, loss, l1, l2)
         if loss == "hinge":
             sweeps = hinge_interior_point_steps(features, y, task, m, l1, l2)
         else:
-            sweeps = square_qp_sweeps(features, y, task, m, l1, l2,
-                                      row_sum=isinstance(self, MTKR))
+            sweeps = _square_sweeps(exact, features, y, task, m, l1, l2,
+                                    row_sum=isinstance(self, MTKR))
         optimum = np.inf
         for count, sweep in enumerate(sweeps, start=1):
             optimum = min(optimum, sweep.objective)
@@ -195,13 +215,20 @@ class MTKNN(_NeighbourhoodModel):
     sigma : "mean_distance" or float > 0
         Heat-kernel width; "mean_distance" is the paper's choice, the mean pairwise
         Euclidean distance of the training data.
-    solver : {"dual", "paper"}
-        "dual" (default): exact, stopping on the relative duality gap, so the result is the
+    solver : {"auto", "dual", "projected", "paper"}
+        "auto" (default): "dual" up to ``MAX_EXACT_TASKS`` tasks, "projected" above (square
+        loss; the hinge has no matrix-free solver, so above the limit "auto" refuses as "dual"
+        does).
+        "dual": exact, stopping on the relative duality gap, so the result is the
         optimum to ``tol``: a primal-dual interior-point method (hinge; one snapshot per
         step) or coordinate ascent on the dual of the m^2-variable QP (square; one per
         pass); see :mod:`explorer.solvers.task_weights`. Its dense (m^2 x m^2) systems
         limit it to ``MAX_EXACT_TASKS`` (50) tasks: more is refused with a ValueError
-        before anything is allocated (use "paper").
+        before anything is allocated.
+        "projected" (square loss only): exact and matrix-free, accelerated projected gradient
+        with O(min(n m, m^3)) work per step and no dense system, stopping on a certified
+        relative gap (:mod:`explorer.solvers.task_weights_projected`); one snapshot per ten
+        steps.
         "paper": the paper's primal coordinate descent, each entry's one-dimensional
         problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
         for the square loss) plus coupled diagonal moves, from W = 0; it never increases
@@ -240,7 +267,7 @@ class MTKNN(_NeighbourhoodModel):
 
     def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
                  lambda_ridge: float = 1.0, loss: str = "hinge", sigma="mean_distance",
-                 solver: str = "dual", max_iter: int = 3000, tol: float = 1e-6,
+                 solver: str = "auto", max_iter: int = 3000, tol: float = 1e-6,
                  random_state=None):
         self.n_neighbors = n_neighbors
         self.lambda_asymmetry = lambda_asymmetry
@@ -255,20 +282,24 @@ class MTKNN(_NeighbourhoodModel):
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         self._check_neighbours(X.shape[0])
         m = n_tasks_of(task)
-        if self.solver == "dual":
+        solver = _exact_solver(self.solver, m, self.loss)
+        if solver == "projected" and self.loss == "hinge":
+            raise ValueError("MTKNN: solver='projected' needs loss='square' (the hinge is not "
+                             "smooth); use solver='dual' or 'paper'.")
+        if solver == "dual":
             check_exact_size(m, "MTKNN(solver='dual')")
         signed, classes = binary_targets(y, task, m, "MTKNN")
         nb, sigma = self._training_neighbourhoods(X, task, self._rng())
         features = vote_features(nb, signed, m)
         l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
-        if self.solver == "paper":
+        if solver == "paper":
             sweeps = paper_cd_sweeps(features, signed, task, m, l1, l2, self.loss,
                                      np.zeros((m, m)))
         elif self.loss == "hinge":
             sweeps = hinge_interior_point_steps(features, signed, task, m, l1, l2)
         else:
-            sweeps = square_qp_sweeps(features, signed, task, m, l1, l2)
-        yield from self._solve(sweeps, m, dual=self.solver == "dual")
+            sweeps = _square_sweeps(solver, features, signed, task, m, l1, l2, row_sum=False)
+        yield from self._solve(sweeps, m, dual=solver != "paper")
         self.sigma_ = sigma
         self.train_X_ = X
         self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors + 1,
@@ -308,9 +339,12 @@ class MTKR(_NeighbourhoodModel):
         min_W  sum_i (w_{t_i} . y_hat_i - y_i)^2 + lambda_asymmetry/4 ||W - W^T||_F^2
                + lambda_ridge/2 ||W||_F^2      s.t.  W 1 = 1,  -w_qq <= w_qr <= w_qq.
 
-    ``solver="dual"`` (default) solves it exactly: the loss enters through per-task Gram
+    ``solver="dual"`` solves it exactly: the loss enters through per-task Gram
     matrices, leaving a QP in the m^2 entries of W whose dual is solved by coordinate ascent
     to a relative duality gap ``tol`` (at most ``MAX_EXACT_TASKS`` tasks, as MT-KNN's).
+    ``solver="projected"`` solves it exactly for any number of tasks (School's 139), matrix-free
+    (see :class:`MTKNN`); ``solver="auto"`` (default) picks "dual" up to ``MAX_EXACT_TASKS``
+    tasks, "projected" above.
     ``solver="paper"`` runs the paper's SMO over the most
     violating pair of each row (Section 3.1, analytic clipped step), stopping on the relative
     objective change; it never increases the objective and is exact for two tasks, but from
@@ -327,7 +361,7 @@ class MTKR(_NeighbourhoodModel):
     _parameter_constraints = NEIGHBOURHOOD_CONSTRAINTS
 
     def __init__(self, *, n_neighbors: int = 5, lambda_asymmetry: float = 1.0,
-                 lambda_ridge: float = 1.0, sigma="mean_distance", solver: str = "dual",
+                 lambda_ridge: float = 1.0, sigma="mean_distance", solver: str = "auto",
                  max_iter: int = 3000, tol: float = 1e-6, random_state=None):
         self.n_neighbors = n_neighbors
         self.lambda_asymmetry = lambda_asymmetry
@@ -341,18 +375,19 @@ class MTKR(_NeighbourhoodModel):
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         self._check_neighbours(X.shape[0])
         m = n_tasks_of(task)
-        if self.solver == "dual":
+        solver = _exact_solver(self.solver, m, "square")
+        if solver == "dual":
             check_exact_size(m, "MTKR(solver='dual')")
         target = y.astype(np.float64)
         means = np.bincount(task, weights=target, minlength=m) / np.bincount(task, minlength=m)
         nb, sigma = self._training_neighbourhoods(X, task, self._rng())
         features = kernel_regression_features(nb, target, m, means)
         l1, l2 = float(self.lambda_asymmetry), float(self.lambda_ridge)
-        if self.solver == "paper":
+        if solver == "paper":
             sweeps = paper_smo_sweeps(features, target, task, m, l1, l2)
         else:
-            sweeps = square_qp_sweeps(features, target, task, m, l1, l2, row_sum=True)
-        yield from self._solve(sweeps, m, dual=self.solver == "dual")
+            sweeps = _square_sweeps(solver, features, target, task, m, l1, l2, row_sum=True)
+        yield from self._solve(sweeps, m, dual=solver != "paper")
         self.sigma_ = sigma
         self.train_X_ = X
         self.neighbors_ = NearestNeighbors(n_neighbors=self.n_neighbors + 1,

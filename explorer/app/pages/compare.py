@@ -130,7 +130,9 @@ class ComparePage(pn.viewable.Viewer):
             self.status.object = (
                 f"Done: {len(outcome.result.methods)} methods × {outcome.result.n_trials} "
                 f"trials in {time.perf_counter() - started:.1f} s. Best on average: "
-                f"**{winners}**.")
+                f"**{winners}**." + "".join(
+                    f"\n\nLeft out, its fit failed: **{escape(method)}** ({escape(reason)})."
+                    for method, reason in outcome.result.failures.items()))
 
         def failed(exc: Exception) -> None:
             self._finish()
