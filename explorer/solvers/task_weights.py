@@ -54,7 +54,8 @@ def check_exact_size(n_tasks: int, who: str = "the exact solver") -> None:
         raise ValueError(
             f"{who} builds dense (m^2 x m^2) systems and handles at most n_tasks = "
             f"{MAX_EXACT_TASKS}; got n_tasks = {n_tasks} (it would need about {peak:.0f} GB). "
-            "Use solver='paper' (the paper's solver, linear memory in m^2).")
+            "Use solver='auto' (MT-KR: the projected-gradient solver, exact and linear in "
+            "memory) or solver='paper' (the paper's solver).")
 
 # ---------------------------------------------------------------- objectives
 def _penalty(W: np.ndarray, lambda1: float, lambda2: float) -> float:
