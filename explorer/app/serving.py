@@ -7,7 +7,6 @@ writes, its end, and the server (:func:`serve`).
 
 from __future__ import annotations
 
-import functools
 import logging
 from urllib.parse import parse_qsl, urlencode
 
@@ -238,6 +237,9 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
         "check_unused_sessions_milliseconds": CHECK_SESSIONS_MS,
         **kwargs,
     }
-    return pn.serve({"explorer": functools.partial(build_app, models)}, port=port,
+    def app():   # a plain function: Panel serves a partial as its repr
+        return build_app(models)
+
+    return pn.serve({"explorer": app}, port=port,
                     address=address, show=show, num_procs=num_procs, title=TITLE,
                     websocket_origin=origins, **options)
