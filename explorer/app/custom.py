@@ -56,9 +56,9 @@ ENTRY_POINT_GROUP = "mtl_explorer.models"
 ENV_VAR = "MTL_EXPLORER_MODELS"
 #: The methods of the contract, in the order they are checked.
 REQUIRED = ("fit", "predict", "task_relationships")
-#: Constructor parameters that are not widgets: the seed comes from the sidebar; ``name``
-#: and ``param`` would shadow the parameter class's own attributes.
-NOT_WIDGETS = ("random_state", "name", "param")
+#: Constructor parameters that are not widgets: the seed comes from the sidebar; ``name``,
+#: ``param`` and ``log_scale`` would shadow the parameter class's own attributes.
+NOT_WIDGETS = ("random_state", "name", "param", "log_scale")
 _SPEC = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
