@@ -79,3 +79,15 @@ def test_bad_shapes_are_refused_with_the_argument_named():
         relationship_agreement(np.eye(2), np.eye(3))
     with pytest.raises(ValueError, match="estimate must be finite"):
         relationship_agreement(np.array([[1.0, np.nan], [0, 1]]), np.eye(2))
+
+
+def test_near_equal_estimates_of_tied_truths_are_ties_not_an_ordering():
+    """Hard clusters learned as probabilities 0.998 / 1.0: the estimate orders the pairs as
+    the truth does, so the rank correlation is 1 (not dragged down by the 0.002s)."""
+    same = np.eye(3)[[0, 0, 1, 1, 2, 2]]
+    truth = same @ same.T
+    rng = np.random.default_rng(0)
+    estimate = np.clip(truth + 0.002 * rng.random(truth.shape), 0, 1)
+    assert relationship_agreement(estimate, truth)["rank_correlation"] == pytest.approx(1.0)
+    blurred = truth + 0.2 * rng.random(truth.shape)   # a real spread is still an ordering
+    assert relationship_agreement(blurred, truth)["rank_correlation"] < 0.99

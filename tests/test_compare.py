@@ -11,6 +11,7 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from explorer.compare import ComparisonCancelled, ComparisonResult, compare, job_seeds, nmse
+from explorer.compare.metrics import relationship_agreement
 from explorer.data.synthetic import make_outlier_tasks
 from explorer.models import L21MTFL, MultiTaskRidge, PerTaskEstimator
 
@@ -294,6 +295,23 @@ def test_relationships_are_the_mean_over_trials(regression_data):
 
     again = pickle.loads(pickle.dumps(result))
     pd.testing.assert_frame_equal(again.frame, result.frame)
+
+
+def test_agreement_judges_each_trials_matrix_against_the_truth(regression_data):
+    result = compare({"ridge": MultiTaskRidge(lambda_ridge=0.1), "stl": small_methods()["stl"]},
+                     regression_data, n_trials=2, train_fraction=0.5, progress=False)
+    table = result.agreement()
+    assert list(table[["method", "key", "truth"]].itertuples(index=False, name=None)) == [
+        ("ridge", "W", "coef")]                  # W (d, m) against the true coefficients
+    by_hand = [relationship_agreement(result.relationships_by_trial[("ridge", t)]["W"],
+                                      regression_data.truth["coef"], entries="all")
+               for t in range(2)]
+    for figure in ("sign_agreement", "rank_correlation", "relative_error"):
+        assert table.loc[0, figure] == pytest.approx(np.mean([f[figure] for f in by_hand]))
+    assert table.loc[0, "rank_correlation"] > 0.5 and table.loc[0, "n_trials"] == 2
+    hidden = compare({"ridge": MultiTaskRidge()}, regression_data.relabel(truth={}),
+                     n_trials=1, progress=False)
+    assert hidden.agreement().empty             # no truth, nothing to judge against
 
 
 # ---------------------------------------------------------------------- the HTML report

@@ -4,10 +4,12 @@ reset, re-targeting on a data change, scrubbing, the init seed, and the declarat
 from __future__ import annotations
 
 import inspect
+import io
 import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from explorer.app.kit import ModelPage, ModelPageView
@@ -323,10 +325,10 @@ def test_a_fit_at_the_defaults_lasts_long_enough_for_a_class_to_follow(slug):
 
 
 @pytest.mark.parametrize("slug", sorted(DATA_FOR))
-def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug):
+def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug, capsys):
     page = build(slug)
     assert page.tools.results_button.disabled             # nothing to download before a fit
-    run(page)
+    model = run(page)
     shown = page._errors_shown
     namespace: dict = {}
     exec(compile(page.code(), f"<{slug} show code>", "exec"), namespace)  # noqa: S102
@@ -335,11 +337,22 @@ def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug):
     for name in shown:
         np.testing.assert_allclose(again[name], shown[name], rtol=1e-9, atol=1e-12,
                                    equal_nan=True, err_msg=f"{slug}: {name}")
+    matrices = {key: np.asarray(value, dtype=float)
+                for key, value in model.task_relationships().items() if np.ndim(value) == 2}
+    printed = capsys.readouterr().out   # the code prints the learned task matrices too
+    assert all(f"{key}\n[" in printed for key in matrices), (slug, list(matrices))
     page.tools.code_toggle.value = True                    # the same code, shown escaped
     assert "errors = {" in page.tools.code.object and "&#x27;model&#x27;" in page.tools.code.object
     assert not page.tools.results_button.disabled
-    rows = page._results_csv().splitlines()
-    assert rows[0] == "task," + ",".join(shown) and len(rows) == 1 + page.state.train.n_tasks
+    table = pd.read_csv(io.StringIO(page._results_csv()), keep_default_na=False)
+    assert list(table.columns) == ["quantity", "key", "row", "column", "value"]
+    errors = table[table.quantity == "test_error"]
+    assert list(errors.key.unique()) == list(shown)
+    for name in shown:   # tidy: one row per task and series
+        np.testing.assert_allclose(errors[errors.key == name].value.astype(float), shown[name])
+    for key, matrix in matrices.items():   # and one per entry of each learned matrix
+        cells = table[(table.quantity == "matrix") & (table.key == key)]
+        np.testing.assert_allclose(cells.value.astype(float), matrix.ravel(), err_msg=key)
     html_file = page.tools._figures_file().getvalue()
     assert html_file.startswith("<!DOCTYPE html>") and "Bokeh" in html_file
     assert "cdn.bokeh.org" not in html_file                 # inline: opens offline
@@ -448,7 +461,7 @@ def test_on_139_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks()
     worst = ", ".join(f"{names[t]} ({model[t]:.2f})" for t in order[:3])
     assert f"worst for the model: {worst}" in page.summary_text()
     # the CSV keeps the data's task order
-    assert page._results_csv().splitlines()[1].startswith(f"{names[0]},")
+    assert page._results_csv().splitlines()[1].startswith(f"test_error,model,{names[0]},")
     # a few tasks: named under their bars, in the data's order
     page.state.dataset_name = DATA_FOR["outliers"]
     run(page)
@@ -462,3 +475,31 @@ def test_a_page_can_choose_its_pace_for_the_data():
     assert page.page.pace_for(page.state.train) == "30 steps/s"   # 300 steps: 10 s
     page.state.dataset_name = DATA_FOR["shared_vs_separate"]   # the speed is set again
     assert page.runner._speed.value == "2 steps/s" == page.page.pace_for(page.state.train)
+
+
+def test_a_matrix_of_your_own_is_judged_against_the_truth_you_choose():
+    from explorer.app.matrix_upload import YourMatrixPanel
+
+    page = build("shared_vs_separate")
+    panel = panel_of(page, "YourMatrixPanel")
+    assert isinstance(panel, YourMatrixPanel) and panel.layout in page._layout.objects
+    truth = page.state.train.truth
+    assert {"task_relation", "task_similarity"} <= set(panel.truth_key.options)
+    panel.truth_key.value = "task_relation"
+    names = ",".join(str(n) for n in page.state.train.task_names)
+    relation = np.asarray(truth["task_relation"], dtype=float)
+    csv = names + "\n" + "\n".join(",".join(str(v) for v in row) for row in 0.5 * relation)
+    panel.file.filename = "mine.csv"
+    panel.file.value = csv.encode()          # read synchronously where no loop runs
+    assert panel.result.visible and not panel.message.visible
+    np.testing.assert_array_equal(panel.view.estimate.heatmap.values, 0.5 * relation)
+    np.testing.assert_array_equal(panel.view.truth.heatmap.values, relation)
+    assert "sign right on <b>100%</b>" in panel.view.caption.text
+    assert "rank correlation <b>1.00</b>" in panel.view.caption.text
+    panel.truth_key.value = "task_similarity"  # the other truth, the same matrix
+    np.testing.assert_allclose(panel.view.truth.heatmap.values, truth["task_similarity"])
+    panel.file.filename = "wrong.csv"
+    panel.file.value = b"1,0\n0,1\n"
+    m = page.state.train.n_tasks
+    assert panel.message.visible and f"a {m} x {m} matrix" in panel.message.object
+    assert not panel.result.visible

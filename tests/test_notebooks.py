@@ -11,7 +11,6 @@ import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 import nbformat
@@ -22,7 +21,8 @@ from nbclient import NotebookClient
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-TIME_BUDGET = 20.0  # seconds of cell execution per notebook (kernel start-up excluded)
+# How long each notebook takes is measured by benchmarks/bench_notebooks.py (not here: a
+# timed assertion fails on a busy machine, not on slow code).
 
 
 def _kernel_manager(tmp_path: Path) -> AsyncKernelManager:
@@ -166,11 +166,8 @@ def test_notebook_runs(path, tmp_path):
     env.setdefault("EXPLORER_FAST", "1")   # notebooks that read it run their small versions
     # we own the kernel manager: make nbclient stop the channels and the kernel afterwards
     with client.setup_kernel(env=env, cleanup_kc=True):
-        start = time.perf_counter()
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)  # raises CellExecutionError on any error
-        elapsed = time.perf_counter() - start
-    assert elapsed < TIME_BUDGET, f"{path.name} took {elapsed:.1f} s (budget {TIME_BUDGET} s)"
     check = CHECKS.get(path.name[:2])
     if check is not None:
         check(_text(nb))

@@ -4,6 +4,8 @@
 * :func:`savable`: a figure's PNG download (Bokeh's save tool, its toolbar shown on hover);
 * :func:`figures_html`: a page's figures as one standalone HTML file (Bokeh inline: it opens
   offline, from a file or an e-mail);
+* :func:`results_csv`: a fit's numbers as one tidy CSV (the per-task test errors and the
+  learned task matrices, one value a row);
 * :class:`PageTools`: the row of "Show code", "Figures (HTML)" and "Results (CSV)" a page puts
   under its controls; the page gives three callables and the kit or page owns nothing else.
 
@@ -24,7 +26,75 @@ from bokeh.models import SaveTool
 
 from explorer.viz.standalone import standalone_html
 
-__all__ = ["PageTools", "dataset_code", "figures_html", "fresh_curdoc", "savable"]
+__all__ = ["PageTools", "dataset_code", "figures_html", "fresh_curdoc", "results_csv",
+           "savable", "MATRIX_CODE"]
+
+#: Show code's lines that print the learned task matrices, as the page's CSV holds them.
+MATRIX_CODE = [
+    "for key, matrix in model.task_relationships().items():   # the learned task matrices",
+    "    if np.ndim(matrix) == 2:",
+    "        print(key, np.round(np.asarray(matrix, dtype=float), 3), sep='\\n')"]
+
+
+def csv_field(text) -> str:
+    """A CSV field: quoted when it holds a comma, a quote or a line break.
+
+    >>> csv_field('a,b'), csv_field('T0')
+    ('"a,b"', 'T0')
+    """
+    text = str(text)
+    if any(ch in text for ch in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _axis_names(size: int, task_names: Sequence[str], feature_names: Sequence[str]) -> list:
+    """Names along one axis of a learned matrix: the tasks' or the features' when its length
+    is theirs (tasks first), else 0, 1, ..."""
+    if size == len(task_names):
+        return list(task_names)
+    if size == len(feature_names):
+        return list(feature_names)
+    return list(range(size))
+
+
+def results_csv(errors: dict, matrices: dict, task_names: Sequence[str],
+                feature_names: Sequence[str] = ()) -> str:
+    """A fit's numbers as one tidy CSV, one value a row, columns
+    ``quantity, key, row, column, value``:
+
+    * ``test_error, <model or baseline>, <task>, , <1 - score>`` per task (the bars);
+    * ``matrix, <task_relationships() key>, <row>, <column>, <value>`` per entry of each
+      learned 2-D matrix; rows and columns are named by the tasks (or the features) whose
+      number they match.
+
+    >>> print(results_csv({"model": np.array([0.1, 0.2])},
+    ...                   {"similarity": np.array([[1.0, -0.5], [-0.5, 1.0]])}, ["a", "b"]))
+    quantity,key,row,column,value
+    test_error,model,a,,0.1
+    test_error,model,b,,0.2
+    matrix,similarity,a,a,1.0
+    matrix,similarity,a,b,-0.5
+    matrix,similarity,b,a,-0.5
+    matrix,similarity,b,b,1.0
+    <BLANKLINE>
+    """
+    lines = ["quantity,key,row,column,value"]
+    for name, values in errors.items():
+        lines += [f"test_error,{csv_field(name)},{csv_field(task)},,{float(v)!r}"
+                  for task, v in zip(task_names, values, strict=True)]
+    for key, matrix in matrices.items():
+        try:
+            matrix = np.asarray(matrix, dtype=float)
+        except (TypeError, ValueError):   # not a numeric matrix
+            continue
+        if matrix.ndim != 2:
+            continue
+        rows = _axis_names(matrix.shape[0], task_names, feature_names)
+        cols = _axis_names(matrix.shape[1], task_names, feature_names)
+        lines += [f"matrix,{csv_field(key)},{csv_field(r)},{csv_field(c)},{float(matrix[i, j])!r}"
+                  for i, r in enumerate(rows) for j, c in enumerate(cols)]
+    return "\n".join(lines) + "\n"
 
 
 def dataset_code(state) -> tuple[str, list[str]]:

@@ -37,7 +37,7 @@ import param
 
 from explorer.app.access import name_figures, name_panes
 from explorer.app.components import intro_card, set_flex_objects
-from explorer.app.export import PageTools, dataset_code, savable
+from explorer.app.export import MATRIX_CODE, PageTools, dataset_code, results_csv, savable
 from explorer.app.fit_session import FitJob
 from explorer.app.runner import LiveFitRunner
 from explorer.app.widgets import ParamForm
@@ -249,14 +249,6 @@ def scenario_title(name: str) -> str:
     return load_preset(name)["title"] if name else ""
 
 
-def csv_field(text) -> str:
-    """A CSV field: quoted when it holds a comma, a quote or a line break."""
-    text = str(text)
-    if any(ch in text for ch in ',"\n\r'):
-        return '"' + text.replace('"', '""') + '"'
-    return text
-
-
 def _mean(values: np.ndarray) -> str:
     """The mean of the scored tasks, formatted ('n/a' when none could be scored)."""
     scored = values[~np.isnan(values)]
@@ -348,7 +340,9 @@ class ModelPageView(pn.viewable.Viewer):
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
         self._kernel_work = None
-        self.panels = list(page.panels())
+        from explorer.app.matrix_upload import YourMatrixPanel  # (it builds on PagePanel)
+
+        self.panels = [*page.panels(), YourMatrixPanel()]
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
         self.body.extend([panel.layout for panel in self.panels if not panel.below])
@@ -700,19 +694,21 @@ class ModelPageView(pn.viewable.Viewer):
             body.append(f"errors[{name!r}] = 1 - {baseline}.fit(*train.arrays())"
                         ".score_per_task(*test.arrays())")
         body += ["for name, values in errors.items():   # per-task test error, as the page",
-                 "    print(name, np.round(values, 3), 'mean', round(np.nanmean(values), 3))"]
+                 "    print(name, np.round(values, 3), 'mean', round(np.nanmean(values), 3))",
+                 *MATRIX_CODE]
         return "\n".join([*merged_imports(lines_import), "", *body, ""])
 
     def _results_csv(self) -> str | None:
-        """Per-task test errors of the model and the baselines (None before a fit)."""
-        if self._errors_shown is None:
+        """Per-task test errors of the model and the baselines, and the model's learned task
+        matrices, as one tidy CSV (:func:`~explorer.app.export.results_csv`; None before a
+        fit)."""
+        if self._errors_shown is None or self._fitted is None:
             return None
-        names = list(self.state.train.task_names)
-        lines = ["task," + ",".join(self._errors_shown)]
-        for t, name in enumerate(names):
-            values = ",".join(repr(float(v[t])) for v in self._errors_shown.values())
-            lines.append(f"{csv_field(name)},{values}")
-        return "\n".join(lines) + "\n"
+        train = self.state.train
+        matrices = (dict(self._fitted.task_relationships())
+                    if hasattr(self._fitted, "task_relationships") else {})
+        return results_csv(self._errors_shown, matrices, [str(n) for n in train.task_names],
+                           [str(n) for n in train.feature_names])
 
     def _cleared(self) -> None:
         """The runner was reset: empty the live views (a warm refit keeps them on screen);

@@ -11,7 +11,9 @@ task pairs (i, j), i != j, taken in both orders (a learned matrix need not be sy
   :data:`UNRELATED_SHARE` of the truth's largest magnitude counts as unrelated (a true
   cosine of -0.004 between two unrelated tasks has no sign worth matching);
 * ``rank_correlation``: Spearman's correlation of the estimate with the truth over all
-  off-diagonal pairs (does the model order the pairs as the truth does?);
+  off-diagonal pairs (does the model order the pairs as the truth does?); estimates within
+  :data:`RANK_RESOLUTION` of the largest magnitude of each other count as ties, as the
+  truth's equal entries do (a co-membership of 0.998 against 1.0 is no ordering);
 * ``relative_error``: ``||e / ||e|| - t / ||t|| ||`` over the off-diagonal entries, each
   matrix divided by its own Frobenius norm first, so the model's scale does not count
   (0: the same up to a positive factor; 2: opposite; ~1.4: unrelated).
@@ -36,13 +38,44 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["relationship_agreement", "AGREEMENT_KEYS", "UNRELATED_SHARE"]
+__all__ = ["relationship_agreement", "AGREEMENT_KEYS", "RANK_RESOLUTION", "UNRELATED_SHARE",
+           "TRUTH_FOR", "truth_for"]
 
 #: The figures :func:`relationship_agreement` returns (besides ``n_pairs`` and ``reason``).
 AGREEMENT_KEYS = ("sign_agreement", "rank_correlation", "relative_error")
 
 #: Truth entries smaller than this share of its largest magnitude carry no sign.
 UNRELATED_SHARE = 0.1
+
+#: Estimates are ranked after rounding to this share of their largest magnitude.
+RANK_RESOLUTION = 0.005
+
+#: The truths a learned matrix (a ``task_relationships()`` key) is judged against, in order
+#: of preference, besides the truth of its own key: the first of the data's truths with the
+#: learned matrix's shape is used.
+TRUTH_FOR = {
+    "similarity": ("task_similarity", "task_relation"),   # cosines of the task weights
+    "correlation": ("task_relation",),                   # MTBoost's task correlation
+    "W_normalised": ("task_relation",),                  # MT-KNN's w_qr / w_qq
+    "W": ("coef", "task_relation"),                      # rMTFL's (d, m); MT-KNN's (m, m)
+}
+
+
+def truth_for(key: str, shape: tuple, truth: dict | None) -> tuple[str, str] | None:
+    """The data's truth to judge the learned matrix ``key`` of ``shape`` against, and how
+    (``entries`` of :func:`relationship_agreement`); None when the data have none.
+
+    >>> truth_for("W", (5, 3), {"coef": np.zeros((5, 3)), "task_relation": np.eye(3)})
+    ('coef', 'all')
+    >>> truth_for("W", (3, 3), {"coef": np.zeros((5, 3)), "task_relation": np.eye(3)})
+    ('task_relation', 'off-diagonal')
+    """
+    for name in (key, *TRUTH_FOR.get(key, ())):
+        value = (truth or {}).get(name)
+        if value is not None and np.shape(value) == tuple(shape):
+            square = len(shape) == 2 and shape[0] == shape[1] and name != "coef"
+            return name, "off-diagonal" if square else "all"
+    return None
 
 
 def _matrix(name: str, value, square: bool) -> np.ndarray:
@@ -117,8 +150,11 @@ def relationship_agreement(estimate, truth, *, entries: str = "off-diagonal") ->
         result["sign_agreement"] = float(np.mean(np.sign(e[signed]) == np.sign(t[signed])))
     else:
         reasons.append("the truth has no related or negated pair")
-    if np.ptp(t) > 0 and np.ptp(e) > 0:
-        rank_e, rank_t = _ranks(e) - (t.size - 1) / 2.0, _ranks(t) - (t.size - 1) / 2.0
+    scale = np.max(np.abs(e), initial=0.0)
+    e_ranked = np.round(e / (RANK_RESOLUTION * scale)) if scale > 0 else e
+    if np.ptp(t) > 0 and np.ptp(e_ranked) > 0:
+        rank_e = _ranks(e_ranked) - (t.size - 1) / 2.0
+        rank_t = _ranks(t) - (t.size - 1) / 2.0
         result["rank_correlation"] = float(
             rank_e @ rank_t / np.sqrt((rank_e @ rank_e) * (rank_t @ rank_t)))
     else:

@@ -459,4 +459,5 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
                 "random_state": random_state}
     return ComparisonResult.from_jobs(results, methods=list(estimators),
                                       task_names=list(dataset.task_names), metrics=metrics,
-                                      estimators=estimators, settings=settings)
+                                      estimators=estimators, settings=settings,
+                                      truth=dataset.truth)

@@ -70,6 +70,8 @@ class ComparisonResult:
         Each fitted estimator's ``task_relationships()``.
     estimators : dict of str -> estimator, optional
         The (unfitted) estimators compared.
+    truth : dict, optional
+        The data set's ground truth (``dataset.truth``), for :meth:`agreement`.
     settings : dict, optional
         The other arguments of ``compare`` (for :meth:`to_code`).
     """
@@ -77,7 +79,7 @@ class ComparisonResult:
     def __init__(self, frame: pd.DataFrame, *, methods: Sequence[str],
                  task_names: Sequence[str], greater_is_better: dict[str, bool],
                  relationships_by_trial: dict | None = None, estimators: dict | None = None,
-                 settings: dict | None = None):
+                 settings: dict | None = None, truth: dict | None = None):
         missing = sorted(set(FRAME_COLUMNS) - set(frame.columns))
         if missing:
             raise ValueError(f"frame must have the columns {FRAME_COLUMNS}; {missing} are "
@@ -89,10 +91,11 @@ class ComparisonResult:
         self.relationships_by_trial = dict(relationships_by_trial or {})
         self.estimators = dict(estimators or {})
         self.settings = dict(settings or {})
+        self.truth = dict(truth or {})
 
     @classmethod
     def from_jobs(cls, results, *, methods, task_names, metrics, estimators=None,
-                  settings=None) -> ComparisonResult:
+                  settings=None, truth=None) -> ComparisonResult:
         """Assemble the jobs' outcomes (any order) into a result, sorted by trial then
         method order, tasks in data order then the average."""
         order = {name: i for i, name in enumerate(methods)}
@@ -113,7 +116,7 @@ class ComparisonResult:
                    greater_is_better={m.name: m.greater_is_better for m in metrics},
                    relationships_by_trial={(r.method, r.trial): r.relationships
                                            for r in results},
-                   estimators=estimators, settings=settings)
+                   estimators=estimators, settings=settings, truth=truth)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -333,7 +336,8 @@ class ComparisonResult:
         Returns
         -------
         dict method -> dict key -> ndarray (the mean over trials). A key is kept when every
-        trial of the method has it with one shape; methods without any are absent.
+        trial of the method has it with one shape; methods without any are absent. How close
+        each comes to the data's truth: :meth:`agreement`.
         """
         out: dict[str, dict[str, np.ndarray]] = {}
         for method in self.methods:
@@ -350,6 +354,50 @@ class ComparisonResult:
             if averaged:
                 out[method] = averaged
         return out
+
+    def agreement(self) -> pd.DataFrame:
+        """How close each method's learned task matrices came to the data's truth.
+
+        For every method and ``task_relationships()`` key that has a truth to be judged
+        against (:func:`explorer.compare.agreement.truth_for`), the figures of
+        :func:`~explorer.compare.agreement.relationship_agreement` on each trial's matrix,
+        averaged over the trials (a figure that cannot be computed stays ``nan``, with the
+        reason).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``method, key, truth, sign_agreement, rank_correlation,
+            relative_error, n_trials, reason``; no rows when the data have no truth.
+        """
+        from .agreement import AGREEMENT_KEYS, relationship_agreement, truth_for
+
+        rows = []
+        for method in self.methods:
+            trials = [matrices for (name, _), matrices in self.relationships_by_trial.items()
+                      if name == method]
+            keys = sorted({key for matrices in trials for key in matrices})
+            for key in keys:
+                matrices = [m[key] for m in trials if key in m and np.ndim(m[key]) == 2]
+                judged = truth_for(key, np.shape(matrices[0]), self.truth) if matrices else None
+                if judged is None:
+                    continue
+                name, entries = judged
+                figures = [relationship_agreement(m, self.truth[name], entries=entries)
+                           for m in matrices if np.shape(m) == np.shape(self.truth[name])
+                           and np.all(np.isfinite(m))]
+                if not figures:
+                    continue
+                row = {"method": method, "key": key, "truth": name}
+                for figure in AGREEMENT_KEYS:
+                    values = np.array([f[figure] for f in figures], dtype=float)
+                    row[figure] = (float(np.nanmean(values)) if np.isfinite(values).any()
+                                   else float("nan"))
+                row["n_trials"] = len(figures)
+                row["reason"] = "; ".join(sorted({f["reason"] for f in figures if f["reason"]}))
+                rows.append(row)
+        columns = ["method", "key", "truth", *AGREEMENT_KEYS, "n_trials", "reason"]
+        return pd.DataFrame(rows, columns=columns)
 
     def plot(self, metric: str | None = None, *, a: str | None = None, b: str | None = None):
         """HoloViews layout: per-task bars (mean, std error bars) per method, and per-trial

@@ -111,7 +111,7 @@ class NeighbourInspector:
         self.links.data = {
             "x0": [float(x[0])] * len(info["index"]), "y0": [float(x[1])] * len(info["index"]),
             "x1": train_X[info["index"], 0], "y1": train_X[info["index"], 1],
-            "width": (1.0 + 5.0 * np.abs(info["vote"]) / scale).tolist(),
+            "width": (2.5 + 6.0 * np.abs(info["vote"]) / scale).tolist(),   # projector-thick
             "color": [DIVERGING[-2] if v > 0 else DIVERGING[1] for v in info["vote"]],
             "vote": info["vote"].tolist(), "task": info["task"].tolist()}
         decision = info["decision"]

@@ -73,3 +73,22 @@ def test_the_estimate_and_its_truth_share_the_first_screen(app_url, new_page, sl
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SCREENSHOTS) / f"{slug}.png"))
+
+
+def test_a_matrix_of_your_own_is_drawn_beside_the_truth(app_url, page, tmp_path):
+    """The section under every model page: a CSV of the user's, read and judged."""
+    page.goto(f"{app_url}?page=mtknn&scenario=neighbours_from_other_tasks")
+    page.get_by_text("Ready.").first.wait_for(timeout=60_000)
+    page.get_by_text("Your own matrix beside the truth").first.click()
+    relation = [[1, 1, -1], [1, 1, -1], [-1, -1, 1]]   # the scenario's three tasks
+    mine = tmp_path / "mine.csv"
+    mine.write_text("\n".join(",".join(str(0.5 * v) for v in row) for row in relation))
+    page.locator("input[type=file][accept='.csv,.npy']").set_input_files(str(mine))
+    expect(page.get_by_role("img", name="Your matrix", exact=True)).to_be_visible()
+    expect(page.get_by_role("img", name="True task_relation", exact=True)).to_be_visible()
+    expect(page.get_by_text("rank correlation 1.00").first).to_be_visible()
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text("1,0\n0,1\n")
+    page.locator("input[type=file][accept='.csv,.npy']").set_input_files(str(wrong))
+    expect(page.get_by_text("a 3 x 3 matrix (tasks x tasks of the current data) expected")
+           .first).to_be_visible()
