@@ -176,7 +176,7 @@ def page_views(slug: str) -> list:
     objective curve the page kit adds, for :func:`replay` of a fit the notebook ran itself.
 
     >>> [type(view).__name__ for view in page_views("shared_vs_separate")]
-    ['SnapshotMatrixView', 'TruthMatrixView', 'TruthMatrixView', 'ObjectiveView']
+    ['EstimateTruthView', 'TruthMatrixView', 'ObjectiveView']
     """
     from explorer.viz.live import ObjectiveView
 
