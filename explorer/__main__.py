@@ -80,6 +80,9 @@ def main(argv=None) -> int:
     s.add_argument("--num-procs", type=int, default=1, metavar="N",
                    help="server processes (one per core for a class)")
     s.add_argument("--show", action="store_true")
+    s.add_argument("--model", action="append", default=[], metavar="PKG.MODULE:CLASS",
+                   help="your estimator class, a page of its own (repeatable); the "
+                        "mtl_explorer.models entry points are found without it")
     g = sub.add_parser("generate", help="write a catalog dataset to CSV")
     g.add_argument("name", nargs="?")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
@@ -97,9 +100,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "serve":
         from explorer.app import serve
+        from explorer.app.custom import ContractError, configured_models
 
+        try:
+            models = configured_models(args.model)
+        except ContractError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         serve(port=args.port, address=args.address, show=args.show,
-              num_procs=args.num_procs, allow_origins=tuple(args.allow_origin))
+              num_procs=args.num_procs, allow_origins=tuple(args.allow_origin), models=models)
         return 0
     if args.command == "reproduce":
         return _reproduce(args)

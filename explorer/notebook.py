@@ -17,6 +17,12 @@ Then any page of the app is a live Panel viewable in a cell::
     notebook.fit(page)      # run the page's fit to its end now (optional)
     page                    # the page: Run / Step / Reset, sliders, the live views
 
+or your own estimator (any class with ``fit``, ``predict`` and ``task_relationships``) on a
+page of its own, its task matrices beside the truth::
+
+    page = notebook.model_page(MyEstimator(alpha=0.5), "task_family",
+                               params={"kind": "regression"})
+
 or the pages' own live views on a fit the notebook ran itself::
 
     snapshots = list(model.fit_iter(X, y, task))
@@ -34,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["setup", "app_page", "fit", "page_views", "replay"]
+__all__ = ["setup", "app_page", "fit", "model_page", "page_views", "replay"]
 
 
 def setup(*, holoviews: bool = True) -> None:
@@ -95,10 +101,48 @@ def app_page(slug: str, *, dataset: str = "task_family", params: Mapping[str, An
     The page's Panel viewable; a model page also has ``state``, ``params`` (its settings),
     ``runner`` (Run / Step / Pause / Reset) and ``views``.
     """
+    return _build(_pages(), slug, dataset=dataset, params=params, data_seed=data_seed,
+                  init_seed=init_seed, train_fraction=train_fraction, **page_params)
+
+
+def model_page(estimator, dataset: str = "task_family", *,
+               params: Mapping[str, Any] | None = None, data_seed: int = 0,
+               init_seed: int = 0, train_fraction: float = 0.7, **page_params: Any):
+    """The app's page for your own estimator, built for a notebook cell.
+
+    Parameters
+    ----------
+    estimator : class or instance
+        Any class with ``fit(X, y, task)``, ``predict(X, task)`` and
+        ``task_relationships()`` (``fit_iter`` optional: the page is then live); an
+        instance's hyper-parameters become the page's defaults.
+    dataset, params, data_seed, init_seed, train_fraction, **page_params
+        As :func:`app_page` (``page_params``: the estimator's hyper-parameters, by name).
+
+    Returns
+    -------
+    The page (as :func:`app_page`'s model pages: ``state``, ``params``, ``runner``,
+    ``views``; ``views[0]`` draws every matrix of ``task_relationships()`` beside the truth).
+
+    Raises
+    ------
+    explorer.app.custom.ContractError
+        When the class breaks the estimator contract (the message names what is missing).
+    """
+    from explorer.app.custom import model_page as page_of
+
+    page = page_of(estimator)
+    pages = {**_pages(), page.slug: page}
+    return _build(pages, page.slug, dataset=dataset, params=params, data_seed=data_seed,
+                  init_seed=init_seed, train_fraction=train_fraction, **page_params)
+
+
+def _build(pages: dict, slug: str, *, dataset, params, data_seed, init_seed, train_fraction,
+           **page_params):
+    """Page ``slug`` of ``pages`` on a new state with the given data."""
     from explorer.app.state import ExplorerState, page_query_key
     from explorer.parameters import encode_value, parse_values
 
-    pages = _pages()
     if slug not in pages:
         raise ValueError(f"slug must be one of {list(pages)}; got {slug!r}.")
     state = ExplorerState(pages={s: page.params for s, page in pages.items()}, page=slug,
@@ -132,7 +176,7 @@ def page_views(slug: str) -> list:
     objective curve the page kit adds, for :func:`replay` of a fit the notebook ran itself.
 
     >>> [type(view).__name__ for view in page_views("shared_vs_separate")]
-    ['SnapshotMatrixView', 'TruthMatrixView', 'TruthMatrixView', 'ObjectiveView']
+    ['EstimateTruthView', 'TruthMatrixView', 'ObjectiveView']
     """
     from explorer.viz.live import ObjectiveView
 

@@ -131,6 +131,17 @@ def _check_06(text: str) -> None:
 CHECKS["06"] = _check_06
 
 
+def _check_07(text: str) -> None:
+    sign, rank = _number(r"agreement: sign ([\d.]+) rank ([-\d.]+)", text)
+    assert sign == 1.0 and rank > 0.8, "the toy ridge should read the related/negated pairs"
+    before, after = _number(r"most hurt at coupling 1.0: T\d \w+ \(([\d.]+) -> ([\d.]+)\)",
+                            text)
+    assert after > 2 * before, "the strong pull between wrongly-similar tasks should hurt one"
+
+
+CHECKS["07"] = _check_07
+
+
 def test_notebooks_found():
     assert len(NOTEBOOKS) >= 3, NOTEBOOKS
     assert set(CHECKS) <= {p.name[:2] for p in NOTEBOOKS}

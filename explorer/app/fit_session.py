@@ -8,6 +8,10 @@ steps. The worker never touches Bokeh or Panel objects; it appends each snapshot
 After the fit, the job's ``after(estimator)`` (baselines, test scores) runs on the worker too.
 States: ``idle -> running <-> paused -> done | error``; ``reset()`` -> idle.
 
+An estimator without ``fit_iter`` (a user's class: the contract makes it optional) is fitted
+with one call of ``fit`` on the worker, recorded as one snapshot carrying its
+``task_relationships()`` matrices (``FitSession.one_fit`` says so while it runs).
+
 Notebooks and tests use it as is; :class:`explorer.app.runner.LiveFitRunner` puts controls and
 frames on top.
 """
@@ -17,7 +21,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,9 +29,10 @@ import numpy as np
 
 from explorer.app.process import capture_warnings
 from explorer.app.work import Token, WorkService
+from explorer.models.base import Snapshot
 
 __all__ = ["FitJob", "FitSession", "RECORD_MAX_BYTES", "SnapshotRecord", "UNTHROTTLED_REST",
-           "snapshot_nbytes"]
+           "one_fit_snapshots", "snapshot_nbytes"]
 
 #: Unthrottled, the worker rests this fraction of each step's time (see ``FitSession._pace``).
 UNTHROTTLED_REST = 0.25
@@ -53,6 +58,15 @@ def snapshot_nbytes(snapshot, *, materialise: bool = True) -> int | None:
         for value in part.values():
             total += value.nbytes if isinstance(value, np.ndarray) else 0
     return total
+
+
+def one_fit_snapshots(estimator, *args, **kwargs) -> Iterator[Snapshot]:
+    """``fit_iter`` for an estimator that has none: one ``fit``, then one snapshot (step 1,
+    no objective) whose matrices are the fitted estimator's ``task_relationships()``."""
+    estimator.fit(*args, **kwargs)
+    matrices = {str(key): np.asarray(value) for key, value in
+                dict(estimator.task_relationships()).items()}
+    yield Snapshot(step=1, objective=None, matrices=matrices)
 
 
 @dataclass
@@ -161,6 +175,8 @@ class FitSession:
     estimator : MultiTaskEstimator or None
     result : object
         What the job's ``after`` returned (state "done").
+    one_fit : bool
+        The job's estimator has no ``fit_iter``: the run is one ``fit`` (no steps to watch).
     """
 
     def __init__(self, prepare: Callable[[], FitJob], *, work: WorkService | None = None,
@@ -183,6 +199,7 @@ class FitSession:
         self.warnings: list[str] = []
         self.estimator = None
         self.result = None
+        self.one_fit = False
         self._job: FitJob | None = None
         self._latest = None
         self._version = 0
@@ -231,6 +248,7 @@ class FitSession:
                 return
             with self._cond:
                 self._job, self.estimator = job, job.estimator
+                self.one_fit = not hasattr(job.estimator, "fit_iter")
         with self._cond:
             self._budget = budget
             self.state = "running"
@@ -309,7 +327,9 @@ class FitSession:
 
     def _iterate(self, token: Token, job: FitJob):
         try:
-            iterator = job.estimator.fit_iter(*job.args, **job.kwargs)
+            steps = (job.estimator.fit_iter if hasattr(job.estimator, "fit_iter")
+                     else lambda *a, **k: one_fit_snapshots(job.estimator, *a, **k))
+            iterator = steps(*job.args, **job.kwargs)
             last = time.monotonic()
             while self._gate(token):
                 try:

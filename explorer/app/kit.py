@@ -256,8 +256,23 @@ def _mean(values: np.ndarray) -> str:
 
 
 def per_task_error(estimator, data) -> np.ndarray:
-    """Per-task test error, shape (m,): 1 - accuracy (classifiers) or 1 - R^2 (regressors)."""
-    return 1.0 - estimator.score_per_task(data.X, data.y, data.task)
+    """Per-task test error, shape (m,): 1 - accuracy (classifiers) or 1 - R^2 (regressors).
+
+    An estimator without ``score_per_task`` (a user's class) is scored from its ``predict``
+    by the data's kind (NaN for a task with too few test examples)."""
+    if hasattr(estimator, "score_per_task"):
+        return 1.0 - estimator.score_per_task(data.X, data.y, data.task)
+    from sklearn.metrics import r2_score
+
+    predicted = np.asarray(estimator.predict(data.X, data.task))
+    errors = np.full(data.n_tasks, np.nan)
+    for t in range(data.n_tasks):
+        rows = data.task == t
+        if data.kind == "classification" and rows.any():
+            errors[t] = np.mean(predicted[rows] != data.y[rows])
+        elif rows.sum() > 1:
+            errors[t] = 1.0 - r2_score(data.y[rows], predicted[rows])
+    return errors
 
 
 def _out_of_sight(view: LiveView, offscreen: set[str]) -> bool:
@@ -669,7 +684,11 @@ class ModelPageView(pn.viewable.Viewer):
                 *setup,
                 f"model = {model}",
                 f"model.fit(*train.arrays(){', ' + features if features else ''})",
-                "errors = {'model': 1 - model.score_per_task(*test.arrays())}"]
+                ("errors = {'model': 1 - model.score_per_task(*test.arrays())}"
+                 if hasattr(estimator, "score_per_task") else
+                 "errors = {'model': per_task_error(model, test)}")]
+        if not hasattr(estimator, "score_per_task"):
+            lines_import.add("from explorer.app.kit import per_task_error")
         for name, make in self.page.baselines.items():
             baseline = estimator_code(make(self.params, seed, train), lines_import)
             body.append(f"errors[{name!r}] = 1 - {baseline}.fit(*train.arrays())"

@@ -312,6 +312,9 @@ class LiveFitRunner(pn.viewable.Viewer):
         obj = "" if snap is None or snap.objective is None else f", objective {snap.objective:.5g}"
         n = 0 if snap is None else snap.step
         text = f"**{s.state if state is None else state}** - step {n}{obj}"
+        if s.one_fit and (s.state if state is None else state) == "running":
+            # no fit_iter: one fit, nothing to count until it ends
+            text = "**fitting** - one fit (the estimator has no fit_iter: no steps to show)"
         if shown is not None and latest is not None and shown is not latest:
             text += f" (scrubbed back; the fit is at step {latest.step})"
         self.status = text

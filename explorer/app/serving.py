@@ -141,8 +141,12 @@ class ExplorerTemplate(pn.template.BootstrapTemplate):
             return super().server_doc(doc, title, location)
 
 
-def build_app() -> pn.template.BootstrapTemplate:
-    """The whole app for one session: a Bootstrap template titled "MTL Explorer"."""
+def build_app(models=None) -> pn.template.BootstrapTemplate:
+    """The whole app for one session: a Bootstrap template titled "MTL Explorer".
+
+    ``models``: further estimator classes (or ``"pkg.mod:Class"`` names) with a page each,
+    besides those named in ``MTL_EXPLORER_MODELS`` and the ``mtl_explorer.models`` entry
+    points (:func:`explorer.app.custom.configured_models`)."""
     import asyncio
 
     pn.extension(notifications=True)
@@ -155,14 +159,16 @@ def build_app() -> pn.template.BootstrapTemplate:
     # ``panel serve --warm`` runs this once before the server listens (no loop yet): the
     # warm-up is paid there, before any visitor; in a session it goes on off the loop.
     warm_up_kernels(wait=not served)
-    from explorer.app.pages import PAGES
+    from explorer.app.custom import configured_models
+    from explorer.app.pages import pages_for
     from explorer.app.state import ExplorerState
 
+    pages = pages_for(configured_models(models or ()))
     freeze_imports()   # the first session's build: everything is imported, nothing made yet
 
-    state = ExplorerState(pages={page.slug: page.params for page in PAGES})
+    state = ExplorerState(pages={page.slug: page.params for page in pages})
     early = bind_url(state)
-    app = ExplorerApp(state=state, pages=PAGES)
+    app = ExplorerApp(state=state, pages=pages)
     # From now on data are built off the event loop (the link's data were built while the
     # session's document was made, before anything was shown).
     state.work = WorkService.for_document(pn.state.curdoc)
@@ -191,7 +197,7 @@ def build_app() -> pn.template.BootstrapTemplate:
 
 
 def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_procs: int = 1,
-          allow_origins: tuple[str, ...] = (), **kwargs):
+          allow_origins: tuple[str, ...] = (), models=(), **kwargs):
     """Serve the app, the same as ``panel serve apps/explorer.py`` (blocks).
 
     By default only this machine can connect: the server listens on ``localhost`` and the
@@ -210,11 +216,18 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
         Server processes (``panel serve --num-procs``).
     allow_origins : tuple of str
         Further websocket origins (``host:port``) to accept besides localhost.
+    models : sequence of class or str
+        Your estimator classes (or ``"pkg.mod:Class"`` names), a page each
+        (:mod:`explorer.app.custom`); checked here, before the server listens: a class that
+        breaks the estimator contract raises ``ContractError`` naming it.
     **kwargs
         Passed to :func:`panel.serve`.
     """
     # paid before the server listens (and before --num-procs forks: the children inherit
     # the compiled kernels), so no visitor waits for it
+    from explorer.app.custom import configured_models
+
+    models = configured_models(models)   # refused now, not in a visitor's session
     configure_process()
     warm_up_kernels(wait=True)
     origins = [f"localhost:{port}", f"127.0.0.1:{port}", *allow_origins]
@@ -224,5 +237,9 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
         "check_unused_sessions_milliseconds": CHECK_SESSIONS_MS,
         **kwargs,
     }
-    return pn.serve({"explorer": build_app}, port=port, address=address, show=show,
-                    num_procs=num_procs, title=TITLE, websocket_origin=origins, **options)
+    def app():   # a plain function: Panel serves a partial as its repr
+        return build_app(models)
+
+    return pn.serve({"explorer": app}, port=port,
+                    address=address, show=show, num_procs=num_procs, title=TITLE,
+                    websocket_origin=origins, **options)

@@ -56,7 +56,10 @@ def estimator_code(estimator, imports: set[str],
     defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
                 if p.default is not inspect.Parameter.empty}
     arguments = []
-    for name, value in estimator.get_params(deep=False).items():
+    # a user's class without get_params: the constructor's parameters it stores as given
+    given = (estimator.get_params(deep=False) if hasattr(estimator, "get_params") else
+             {name: getattr(estimator, name) for name in defaults if hasattr(estimator, name)})
+    for name, value in given.items():
         if name in expressions:
             arguments.append(f"{name}={expressions[name]}")
             continue

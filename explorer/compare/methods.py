@@ -12,7 +12,7 @@ MTDecisionTree(max_depth=3)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +38,7 @@ from ..models import (
 from ..parameters import from_constraint
 
 __all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for",
-           "settings_shown"]
+           "settings_shown", "with_methods"]
 
 
 class CompareSettings(param.Parameterized):
@@ -157,31 +157,57 @@ METHODS: tuple[Method, ...] = (
 )
 
 
-def methods_for(kind: str, *, task_features: bool = True) -> list[Method]:
+def with_methods(extra: Sequence[Method]) -> tuple[type[CompareSettings], tuple[Method, ...]]:
+    """Settings with a switch per further method (``Method.key``, on by default: a user's
+    own estimator is compared unless switched off) and the methods offered with them. A
+    method whose key is already a setting is refused (the shipped keys stay as they are).
+
+    >>> settings, offered = with_methods([Method("mine", "Mine", "regression",
+    ...                                          lambda s: None)])
+    >>> settings().mine, offered[-1].name, len(offered) == len(METHODS) + 1
+    (True, 'Mine', True)
+    """
+    switches: dict[str, param.Parameter] = {}
+    for method in extra:
+        if method.key in CompareSettings.param:
+            raise ValueError(f"method key {method.key!r} is already a Compare setting.")
+        switches.setdefault(method.key, param.Boolean(
+            True, label=method.name, doc=f"Your estimator {method.name} (its defaults)."))
+    if not extra:
+        return CompareSettings, METHODS
+    settings = type("CompareSettingsWithModels", (CompareSettings,),
+                    {**switches, "__doc__": CompareSettings.__doc__})
+    return settings, (*METHODS, *extra)
+
+
+def methods_for(kind: str, *, task_features: bool = True,
+                methods: Sequence[Method] = METHODS) -> list[Method]:
     """The methods that can run on data of ``kind`` (with or without task features)."""
-    return [m for m in METHODS if m.kind == kind and (task_features or not m.task_features)]
+    return [m for m in methods if m.kind == kind and (task_features or not m.task_features)]
 
 
 def settings_shown(settings: CompareSettings, kind: str | None, *,
-                   task_features: bool = True) -> set[str]:
+                   task_features: bool = True, methods: Sequence[Method] = METHODS) -> set[str]:
     """The settings worth showing for data of ``kind`` (None: no data): the number of trials,
     the switches of the methods offered, and the hyper-parameters of the chosen ones.
 
     >>> sorted(settings_shown(CompareSettings(), "regression", task_features=False))
     ['kr', 'l21', 'mt_kr', 'n_trials', 'ridge', 'rmtfl']
     """
-    offered = [] if kind is None else methods_for(kind, task_features=task_features)
+    offered = ([] if kind is None else
+               methods_for(kind, task_features=task_features, methods=methods))
     used = {h for m in offered if getattr(settings, m.key) for h in m.hyper}
     return {"n_trials", *(m.key for m in offered), *used}
 
 
 def chosen_estimators(settings: CompareSettings, kind: str, *,
-                      task_features: bool = True) -> dict[str, Any]:
+                      task_features: bool = True,
+                      methods: Sequence[Method] = METHODS) -> dict[str, Any]:
     """Name -> unfitted estimator of every chosen method that suits the data.
 
     With none of the data's kind chosen, the kind's defaults (the switches' defaults)."""
-    offered = methods_for(kind, task_features=task_features)
+    offered = methods_for(kind, task_features=task_features, methods=methods)
     chosen = [m for m in offered if getattr(settings, m.key)]
     if not chosen:
-        chosen = [m for m in offered if CompareSettings.param[m.key].default]
+        chosen = [m for m in offered if type(settings).param[m.key].default]
     return {m.name: m.make(settings) for m in chosen}

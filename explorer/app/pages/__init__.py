@@ -8,15 +8,19 @@ A model page is a :class:`~explorer.app.kit.ModelPage` declaration in its own mo
 ``build(state)`` is called the first time a page is shown in a session (the result is cached
 for the session). ``params`` is the page's parameter declaration (None for a page without
 settings): the session's state checks a link's ``<slug>.<name>`` values against it.
+
+:func:`pages_for` adds a page per estimator class of the user's (:mod:`explorer.app.custom`)
+after the shipped ones, and puts those classes on the Compare page's list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.compare.methods import CompareSettings
+from explorer.compare.methods import METHODS, CompareSettings, Method, with_methods
 
 from .mtboost import MTBOOST
 from .mtknn import MTKNN_PAGE
@@ -25,7 +29,7 @@ from .shared_vs_separate import SHARED_VS_SEPARATE
 from .tltf import TRANSFER
 from .trees import TREES
 
-__all__ = ["PAGES", "Page"]
+__all__ = ["PAGES", "Page", "pages_for"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,10 @@ def _tasks(state):
     return TasksPage(state)
 
 
-def _compare(state):
+def _compare(state, settings=CompareSettings, methods=METHODS):
     from .compare import ComparePage
 
-    return ComparePage(state)
+    return ComparePage(state, settings=settings, methods=methods)
 
 
 PAGES: list = [
@@ -72,3 +76,32 @@ PAGES: list = [
     TRANSFER,
     Page("compare", "Compare", _compare, params=CompareSettings),
 ]
+
+
+def pages_for(models: Sequence[type] = ()) -> list:
+    """The app's pages with a model page for each estimator class in ``models`` (after the
+    shipped pages; slugs from the class names, made unique) and those classes on the
+    Compare page's list, for the data kinds their pages accept. ``PAGES`` when there are
+    none."""
+    return list(_pages_for(tuple(models))) if models else PAGES
+
+
+@functools.lru_cache(maxsize=8)
+def _pages_for(models: tuple[type, ...]) -> tuple:
+    from explorer.app.custom import model_page, unique_slugs
+
+    slugs = unique_slugs(models, [page.slug for page in PAGES]
+                         + list(CompareSettings.param))
+    custom = [model_page(cls, slug=slug) for cls, slug in zip(models, slugs, strict=True)]
+    methods = [Method(page.slug, page.title, kind, functools.partial(_default_model, cls))
+               for cls, page in zip(models, custom, strict=True) for kind in page.kinds]
+    settings, offered = with_methods(methods)
+    compare = Page("compare", "Compare",
+                   functools.partial(_compare, settings=settings, methods=offered),
+                   params=settings)
+    return (*[compare if page.slug == "compare" else page for page in PAGES], *custom)
+
+
+def _default_model(cls, settings):
+    """A user's estimator on the Compare page: its defaults."""
+    return cls()

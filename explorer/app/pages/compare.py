@@ -17,7 +17,7 @@ from explorer.app.export import dataset_code
 from explorer.app.kit import settings_form
 from explorer.app.work import TURNS, Cancelled, busy, locked
 from explorer.compare import ComparisonCancelled
-from explorer.compare.methods import CompareSettings, chosen_estimators, settings_shown
+from explorer.compare.methods import METHODS, CompareSettings, chosen_estimators, settings_shown
 from explorer.viz.live import escape
 
 __all__ = ["ComparePage", "COMPARE_WORKERS", "truth_matrices"]
@@ -38,12 +38,14 @@ methods, and what each method learned about the tasks beside the truth.
 
 
 class ComparePage(pn.viewable.Viewer):
-    """One session's Compare page (see the module docstring)."""
+    """One session's Compare page (see the module docstring); ``settings`` and ``methods``
+    add the user's estimators (:func:`explorer.compare.methods.with_methods`)."""
 
-    def __init__(self, state, **params):
+    def __init__(self, state, *, settings=CompareSettings, methods=METHODS, **params):
         super().__init__(**params)
         self.state = state
-        self.settings = CompareSettings()
+        self.methods = tuple(methods)
+        self.settings = settings()
         self.form = settings_form(state, "compare", self.settings)
         self.settings.param.watch(lambda *_: self._show_relevant_controls(), [*self.form.widgets])
         self.run_button = pn.widgets.Button(label="▶ Run comparison", color="primary",
@@ -79,7 +81,8 @@ class ComparePage(pn.viewable.Viewer):
         """Switches of the methods the data allow; hyper-parameters of the chosen ones."""
         data = self.state.dataset
         shown = settings_shown(self.settings, None if data is None else data.kind,
-                               task_features=data is not None and data.task_features is not None)
+                               task_features=data is not None and data.task_features is not None,
+                               methods=self.methods)
         for name, widget in self.form.widgets.items():
             widget.visible = name in shown
 
@@ -99,7 +102,8 @@ class ComparePage(pn.viewable.Viewer):
         if self.running or data is None:
             return
         estimators = chosen_estimators(self.settings, data.kind,
-                                       task_features=data.task_features is not None)
+                                       task_features=data.task_features is not None,
+                                       methods=self.methods)
         n_trials = int(self.settings.n_trials)
         total = n_trials * len(estimators)
         code_data, code_imports = dataset_code(self.state)
