@@ -12,7 +12,7 @@ check, and a choice only by comparing with the declared objects.
 
 A page's hyper-parameter is not declared again: :func:`from_constraint` derives its type,
 bounds and choices from the estimator's ``_parameter_constraints``
-(:mod:`explorer.models._constraints`); the page adds only what is about display (label,
+(:mod:`explorer.models.constraints`); the page adds only what is about display (label,
 doc, the subset of choices it shows, a narrower teaching range).
 
 >>> import param
@@ -226,7 +226,7 @@ def from_constraint(estimator: type, name: str, *, also: tuple = (), default: An
     >>> from_constraint(MTDecisionTree, "criterion").objects
     ['ig_m', 'ig_j', 'ig_u']
     """
-    from .models._constraints import BOOLEAN, Integral, Interval, Options, accepts
+    from .models.constraints import BOOLEAN, Integral, Interval, Options, accepts
 
     targets = ((estimator, name), *also)
     declared = [owner._parameter_constraints[key] for owner, key in targets]

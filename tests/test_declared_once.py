@@ -27,7 +27,7 @@ from explorer.app.pages import PAGES
 from explorer.compare.methods import METHODS, CompareSettings
 from explorer.data import make_outlier_tasks, make_task_family
 from explorer.models import MTDecisionTree, MultiTaskEstimator, RegularizedMTL
-from explorer.models._constraints import Interval, Options, accepts
+from explorer.models.constraints import Interval, Options, accepts
 from explorer.parameters import derived_from, from_constraint, public_parameters
 
 SETTINGS = {page.slug: page.params for page in PAGES if page.params is not None}

@@ -30,7 +30,8 @@ from explorer.models import (
     RegularizedMTL,
     Snapshot,
 )
-from explorer.models._constraints import (
+from explorer.models.base import n_tasks_of
+from explorer.models.constraints import (
     BOOLEAN,
     RANDOM_STATE,
     Integral,
@@ -39,7 +40,6 @@ from explorer.models._constraints import (
     accepts,
     validate_parameters,
 )
-from explorer.models.base import n_tasks_of
 
 
 def linear_tasks(kind="classification", m=3, n=40, d=3, seed=0):
@@ -496,7 +496,7 @@ class _UndocumentedSnapshotKey(_TaskMean):
 
 
 class _Declared(_TaskMean):
-    _parameter_constraints = {"shrink": [Interval(models._constraints.Real, 0, 1)],
+    _parameter_constraints = {"shrink": [Interval(models.constraints.Real, 0, 1)],
                               "random_state": RANDOM_STATE}
 
 

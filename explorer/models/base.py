@@ -8,7 +8,7 @@ Every estimator in :mod:`explorer.models` derives from :class:`MultiTaskEstimato
   exhausting ``fit_iter`` with the same arguments, so the live views and the library share
   one code path;
 * every constructor parameter's constraints are declared once, in the class attribute
-  ``_parameter_constraints`` (:mod:`explorer.models._constraints`), and checked when a fit
+  ``_parameter_constraints`` (:mod:`explorer.models.constraints`), and checked when a fit
   starts; the app derives its widgets from the same declaration;
 * ``fit_iter`` validates the data (and ``task_features`` / ``sample_weight``) once, then
   delegates to the subclass's ``_fit_steps`` generator, which yields :class:`Snapshot`
@@ -37,7 +37,7 @@ from sklearn.metrics import r2_score
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_multitask, check_shared_design, check_task_features
-from ._constraints import validate_parameters
+from .constraints import validate_parameters
 
 __all__ = [
     "Snapshot",
@@ -274,7 +274,7 @@ class MultiTaskEstimator(BaseEstimator):
     ----------
     _parameter_constraints : dict, class attribute
         Constructor parameter name -> list of constraints (any one accepts a value; see
-        :mod:`explorer.models._constraints`), checked at the start of ``fit_iter``. Every
+        :mod:`explorer.models.constraints`), checked at the start of ``fit_iter``. Every
         shipped estimator declares all its parameters; None (a user's class) checks nothing.
     uses_task_features : bool, class attribute
         Whether ``fit`` uses task-level features (``task_features``, shape (m, q), one row

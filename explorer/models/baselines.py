@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
-from ._constraints import RANDOM_STATE, InstanceOf
 from .base import MultiTaskEstimator, Snapshot, n_tasks_of
+from .constraints import RANDOM_STATE, InstanceOf
 
 __all__ = ["PerTaskEstimator"]
 

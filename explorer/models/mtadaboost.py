@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._constraints import COUNT, RANDOM_STATE, InstanceOf, validate_parameters
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
+from .constraints import COUNT, RANDOM_STATE, InstanceOf, validate_parameters
 from .mtdt import MTDecisionTree, _check_weight, _decode, _tidy, fit_one_per_task
 
 __all__ = ["MTAdaBoost", "SingleTaskAdaBoost"]

@@ -31,15 +31,6 @@ from ..solvers.mtboost import (
     task_losses,
     task_row_scale,
 )
-from ._constraints import (
-    BOOLEAN,
-    COUNT,
-    NON_NEGATIVE,
-    POSITIVE,
-    RANDOM_STATE,
-    InstanceOf,
-    Options,
-)
 from .base import (
     LazyMapping,
     MultiTaskEstimator,
@@ -47,6 +38,15 @@ from .base import (
     binary_targets,
     labels_from_margin,
     n_tasks_of,
+)
+from .constraints import (
+    BOOLEAN,
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    RANDOM_STATE,
+    InstanceOf,
+    Options,
 )
 
 __all__ = ["AnyBoost", "MTBoost", "WeightedLSSVM"]

@@ -26,8 +26,8 @@ from ..solvers.tree_split import (
     partition_sorted_rows,
     split_sorted_rows,
 )
-from ._constraints import COUNT, RANDOM_STATE, Interval, Options, Real
 from .base import LazyMapping, MultiTaskEstimator, Snapshot, encode_task_labels, n_tasks_of
+from .constraints import COUNT, RANDOM_STATE, Interval, Options, Real
 
 __all__ = ["MTDecisionTree", "SingleTaskTree", "NodeRecords"]
 

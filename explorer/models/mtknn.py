@@ -38,7 +38,6 @@ from ..solvers.task_weights import (
 )
 from ..solvers.task_weights_paper import paper_cd_sweeps, paper_smo_sweeps
 from ..solvers.task_weights_projected import projected_gradient_sweeps
-from ._constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 from .base import (
     ConvergenceMonitor,
     LazyMapping,
@@ -47,6 +46,7 @@ from .base import (
     binary_targets,
     n_tasks_of,
 )
+from .constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 
 __all__ = ["MTKNN", "MTKR", "KNNPerTask", "KernelRegressionPerTask", "heat_weights"]
 

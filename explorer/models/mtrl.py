@@ -14,7 +14,6 @@ from scipy.special import expit, log_expit
 from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.mtboost import correlation_from_covariance, omega_update, task_row_scale
-from ._constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE
 from .base import (
     ConvergenceMonitor,
     LazyMapping,
@@ -24,6 +23,7 @@ from .base import (
     labels_from_margin,
     n_tasks_of,
 )
+from .constraints import COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE
 
 __all__ = ["MTRL"]
 

@@ -32,8 +32,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..solvers.multitask_least_squares import StackedTasks
 from ..solvers.proximal_gradient import proximal_gradient_steps
 from ..solvers.regularized_mtl import RegularizedMTLProblem, pack, unpack
-from ._constraints import BOOLEAN, COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
+from .constraints import BOOLEAN, COUNT, NON_NEGATIVE, POSITIVE, RANDOM_STATE, Options
 
 __all__ = ["RegularizedMTL", "cosine_similarity_columns"]
 

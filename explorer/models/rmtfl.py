@@ -63,7 +63,8 @@ from ..solvers.proximal_operators import (
     row_norms,
 )
 from ..solvers.stacked_fista import stacked_fista_steps
-from ._constraints import (
+from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
+from .constraints import (
     BOOLEAN,
     COUNT,
     NON_NEGATIVE,
@@ -71,7 +72,6 @@ from ._constraints import (
     Options,
     validate_parameters,
 )
-from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 
 __all__ = [
     "DEFAULT_FRACTIONS",

@@ -80,8 +80,8 @@ from ..solvers.tltf_variational import (
     m_step,
     per_task_ridge_logistic,
 )
-from ._constraints import BOOLEAN, COUNT, NON_NEGATIVE, RANDOM_STATE, Options
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
+from .constraints import BOOLEAN, COUNT, NON_NEGATIVE, RANDOM_STATE, Options
 
 __all__ = ["TLTF", "AdaptedTask"]
 

@@ -12,11 +12,10 @@ Tasks whose weights point the same way share their data; opposite and unrelated 
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils._param_validation import Interval
+
+from explorer.models.constraints import Integral, Interval, Real, validate_parameters
 
 __all__ = ["TaskSimilarityRidge"]
 
@@ -62,7 +61,7 @@ class TaskSimilarityRidge(RegressorMixin, BaseEstimator):
     def fit_iter(self, X, y, task):
         """Fit step by step: yields a snapshot per alternation (its ``step``, ``objective``
         and ``matrices={"similarity": (m, m)}``)."""
-        self._validate_params()
+        validate_parameters(self)   # the explorer's check of the declaration above
         X, y, task = np.asarray(X, float), np.asarray(y, float), np.asarray(task, int)
         m, d = int(task.max()) + 1, X.shape[1]
         centred = []
