@@ -1,8 +1,11 @@
 """The app's shell: the sidebar beside the main area, which shows the chosen page.
 
 Pages come from the registry :data:`explorer.app.pages.PAGES`; each is built the first time
-it is shown and then kept for the session. Errors become notifications; the app keeps
-working.
+it is shown and then kept for the session. Served, the first page is built once the browser
+has drawn the session's first document (the sidebar and a line saying the page is coming):
+the request that makes a session then costs the server a third of the whole page, so a
+class opening the link at once all get their first screen quickly. Errors become
+notifications; the app keeps working.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import panel as pn
 
 from explorer.app.components import ShownPageLayout
 from explorer.app.sidebar import make_sidebar
-from explorer.app.work import batched
+from explorer.app.work import after_this_paint, batched
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerApp", "hidden_pages_rule"]
@@ -49,7 +52,13 @@ class ExplorerApp(pn.viewable.Viewer):
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
-        self._show_page()
+        # served: the first page follows the first paint, in a message of its own
+        self._coming = pn.pane.Markdown(f"*Opening the {self.pages[self.state.page].title} "
+                                        "page...*", margin=(10, 20))
+        if after_this_paint(self._show_page):
+            self.main.objects = [*self.main.objects, self._coming]
+        else:
+            self._show_page()
 
     def __panel__(self):
         return pn.Row(pn.Column(*self.sidebar, width=340), self.main, sizing_mode="stretch_width")
@@ -87,6 +96,7 @@ class ExplorerApp(pn.viewable.Viewer):
         page = self.pages[state.page]
         view = self._built.get(page.slug)
         built_now = view is None
+        objects = [item for item in self.main.objects if item is not self._coming]
         if built_now:
             try:
                 view = page.build(state)
@@ -96,7 +106,8 @@ class ExplorerApp(pn.viewable.Viewer):
                 self._page_error.object = f"The page could not be built: {escape(exc)}"
                 self._page_error.visible = True
                 self._shown_view = None
-                self.main.stylesheets = [hidden_pages_rule(None)]
+                self.main.param.update(objects=objects,
+                                       stylesheets=[hidden_pages_rule(None)])
                 return
             self._built[page.slug] = view
             # the page's own layout, not wrapped: an extra Column kept some pages' figures
@@ -116,7 +127,7 @@ class ExplorerApp(pn.viewable.Viewer):
         # update makes Bokeh walk every model of the document)
         update = {"stylesheets": [hidden_pages_rule(page.slug)]}
         if built_now:
-            update["objects"] = [*self.main.objects, self._frames[page.slug]]
+            update["objects"] = [*objects, self._frames[page.slug]]
         self.main.param.update(**update)
 
 
