@@ -27,9 +27,17 @@ Two kinds of session (``--fitters``, default 1 in 6):
   whenever the status says ``done`` press Reset and Run again: a live fit all the time. They
   report the patches (frames) they receive per second. They change no control.
 
+Opening: every session starts at once (a class opening the link together). ``open_all_s`` /
+``open_p95_s``: start -> every session (95 %) has its document (``PULL-DOC-REPLY``);
+``page_all_s`` / ``page_p95_s``: -> its page's frame has arrived (the app sends a session's
+first page once its first document is drawn: a page's figures may follow);
+``server_cpu_s_per_open``: the server's CPU over that opening, per session. ``--burst N``: a
+third into the load, N more sessions open at once while the others keep changing data;
+``burst_*`` as above for them, and ``p95_during_burst_s`` of the changes sent meanwhile.
+
 Printed: ``sessions``, ``p50_s`` / ``p95_s`` / ``max_s`` of the changers' round trips,
-``changes``, ``errors`` (failed HTTP requests, closed websockets, ``ERROR`` replies),
-``timeouts``, ``open_all_s`` (start -> every session connected), the server's RSS (sum over
+``changes``, ``errors`` (failed HTTP requests, closed websockets, ``ERROR`` replies, a page
+that never arrived), ``timeouts``, the opening (above), the server's RSS (sum over
 the ``panel serve`` process and its children, sampled every 0.5 s): ``memory_before_mb``
 (after a warm-up load: ``--warm-up`` s of 6 sessions a process, 2 of them fitting, then
 idle), ``memory_peak_mb``, ``memory_after_mb`` (``--after`` s, default 60, after every client

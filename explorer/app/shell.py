@@ -16,7 +16,7 @@ import panel as pn
 
 from explorer.app.components import ShownPageLayout
 from explorer.app.sidebar import make_sidebar
-from explorer.app.work import after_this_paint, batched
+from explorer.app.work import batched, on_loop
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerApp", "hidden_pages_rule"]
@@ -52,10 +52,10 @@ class ExplorerApp(pn.viewable.Viewer):
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
-        # served: the first page follows the first paint, in a message of its own
+        # served: the first page follows the first document, in a message of its own
         self._coming = pn.pane.Markdown(f"*Opening the {self.pages[self.state.page].title} "
                                         "page...*", margin=(10, 20))
-        if after_this_paint(self._show_page):
+        if self._first_page_after_load():
             self.main.objects = [*self.main.objects, self._coming]
         else:
             self._show_page()
@@ -82,6 +82,29 @@ class ExplorerApp(pn.viewable.Viewer):
         """What the main area shows: the chosen page's view (or the alert of a page that
         could not be built)."""
         return self._shown_view if self._shown_view is not None else self._page_error
+
+    def _first_page_after_load(self) -> bool:
+        """Served, arrange for the first page to be built once the browser reports the first
+        document drawn (Panel's ``onload``), on the tick after it (Panel counts the session
+        loaded then, so the page sends its figures below the fold in a message of their
+        own, as on any later visit); returns False where it is built at once instead.
+
+        No timed fallback: a page built while the browser was still pulling the document
+        never reached it. ``panel serve --warm`` (no event loop yet) builds it at once,
+        which warms the page's code up for the first visitor.
+        """
+        import asyncio
+
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None or pn.state.loaded:
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        pn.state.onload(lambda: doc.add_next_tick_callback(
+            lambda: on_loop(doc, self._show_page)))
+        return True
 
     def _show_page(self, *events) -> None:
         """Show the chosen page: built the first time (then kept for the session), and every
