@@ -1,11 +1,8 @@
 """The app's shell: the sidebar beside the main area, which shows the chosen page.
 
 Pages come from the registry :data:`explorer.app.pages.PAGES`; each is built the first time
-it is shown and then kept for the session. Served, the first page is built once the browser
-has drawn the session's first document (the sidebar and a line saying the page is coming):
-the request that makes a session then costs the server a third of the whole page, so a
-class opening the link at once all get their first screen quickly. Errors become
-notifications; the app keeps working.
+it is shown and then kept for the session. Errors become notifications; the app keeps
+working.
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ import panel as pn
 
 from explorer.app.components import ShownPageLayout
 from explorer.app.sidebar import make_sidebar
-from explorer.app.work import batched, on_loop
+from explorer.app.work import batched
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerApp", "hidden_pages_rule"]
@@ -52,13 +49,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
-        # served: the first page follows the first document, in a message of its own
-        self._coming = pn.pane.Markdown(f"*Opening the {self.pages[self.state.page].title} "
-                                        "page...*", margin=(10, 20))
-        if self._first_page_after_load():
-            self.main.objects = [*self.main.objects, self._coming]
-        else:
-            self._show_page()
+        self._show_page()
 
     def __panel__(self):
         return pn.Row(pn.Column(*self.sidebar, width=340), self.main, sizing_mode="stretch_width")
@@ -83,29 +74,6 @@ class ExplorerApp(pn.viewable.Viewer):
         could not be built)."""
         return self._shown_view if self._shown_view is not None else self._page_error
 
-    def _first_page_after_load(self) -> bool:
-        """Served, arrange for the first page to be built once the browser reports the first
-        document drawn (Panel's ``onload``), on the tick after it (Panel counts the session
-        loaded then, so the page sends its figures below the fold in a message of their
-        own, as on any later visit); returns False where it is built at once instead.
-
-        No timed fallback: a page built while the browser was still pulling the document
-        never reached it. ``panel serve --warm`` (no event loop yet) builds it at once,
-        which warms the page's code up for the first visitor.
-        """
-        import asyncio
-
-        doc = pn.state.curdoc
-        if doc is None or doc.session_context is None or pn.state.loaded:
-            return False
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        pn.state.onload(lambda: doc.add_next_tick_callback(
-            lambda: on_loop(doc, self._show_page)))
-        return True
-
     def _show_page(self, *events) -> None:
         """Show the chosen page: built the first time (then kept for the session), and every
         page built so far stays in the main area. A switch changes one style rule of the main
@@ -119,7 +87,6 @@ class ExplorerApp(pn.viewable.Viewer):
         page = self.pages[state.page]
         view = self._built.get(page.slug)
         built_now = view is None
-        objects = [item for item in self.main.objects if item is not self._coming]
         if built_now:
             try:
                 view = page.build(state)
@@ -129,8 +96,7 @@ class ExplorerApp(pn.viewable.Viewer):
                 self._page_error.object = f"The page could not be built: {escape(exc)}"
                 self._page_error.visible = True
                 self._shown_view = None
-                self.main.param.update(objects=objects,
-                                       stylesheets=[hidden_pages_rule(None)])
+                self.main.stylesheets = [hidden_pages_rule(None)]
                 return
             self._built[page.slug] = view
             # the page's own layout, not wrapped: an extra Column kept some pages' figures
@@ -150,7 +116,7 @@ class ExplorerApp(pn.viewable.Viewer):
         # update makes Bokeh walk every model of the document)
         update = {"stylesheets": [hidden_pages_rule(page.slug)]}
         if built_now:
-            update["objects"] = [*objects, self._frames[page.slug]]
+            update["objects"] = [*self.main.objects, self._frames[page.slug]]
         self.main.param.update(**update)
 
 
