@@ -27,9 +27,17 @@ Two kinds of session (``--fitters``, default 1 in 6):
   whenever the status says ``done`` press Reset and Run again: a live fit all the time. They
   report the patches (frames) they receive per second. They change no control.
 
+Opening: every session starts at once (a class opening the link together). ``open_all_s`` /
+``open_p95_s``: start -> every session (95 %) has its document (``PULL-DOC-REPLY``);
+``page_all_s`` / ``page_p95_s``: -> its page's frame has arrived (the app sends a session's
+first page once its first document is drawn: a page's figures may follow);
+``server_cpu_s_per_open``: the server's CPU over that opening, per session. ``--burst N``: a
+third into the load, N more sessions open at once while the others keep changing data;
+``burst_*`` as above for them, and ``p95_during_burst_s`` of the changes sent meanwhile.
+
 Printed: ``sessions``, ``p50_s`` / ``p95_s`` / ``max_s`` of the changers' round trips,
-``changes``, ``errors`` (failed HTTP requests, closed websockets, ``ERROR`` replies),
-``timeouts``, ``open_all_s`` (start -> every session connected), the server's RSS (sum over
+``changes``, ``errors`` (failed HTTP requests, closed websockets, ``ERROR`` replies, a page
+that never arrived), ``timeouts``, the opening (above), the server's RSS (sum over
 the ``panel serve`` process and its children, sampled every 0.5 s): ``memory_before_mb``
 (after a warm-up load: ``--warm-up`` s of 6 sessions a process, 2 of them fitting, then
 idle), ``memory_peak_mb``, ``memory_after_mb`` (``--after`` s, default 60, after every client
@@ -179,6 +187,8 @@ class Client:
         self.frames = 0
         self.changed = asyncio.Event()
         self.closed = False
+        self.page = query.get("page", "tasks")
+        self.page_shown = False
 
     async def open(self) -> None:
         url = f"{self.base}/explorer?{urlencode(self.query)}"
@@ -199,13 +209,25 @@ class Client:
             reply = await self.read()
         if reply is None or reply.msgtype != "PULL-DOC-REPLY":
             raise RuntimeError(f"no PULL-DOC-REPLY: {reply and reply.msgtype}")
-        _walk(reply.content, self.models)
+        self._take_models(reply.content)
         for model in self.models.values():
             attrs = model.get("attributes", {})
             if model.get("name", "").endswith("Location"):
                 self.search = attrs.get("search", "")
         self.send_event("document_ready", [])
         asyncio.get_running_loop().create_task(self.listen())
+
+    def _take_models(self, content) -> None:
+        """Index the models a message defines; notes when the page's frame has arrived (the
+        app sends a session's first page after its first document has been drawn)."""
+        found: dict = {}
+        _walk(content, found)
+        self.models.update(found)
+        marker = f"explorer-page-{self.page}"
+        if not self.page_shown and any(
+                marker in (model.get("attributes", {}).get("css_classes") or ())
+                for model in found.values()):
+            self.page_shown = True
 
     def find(self, **match) -> str:
         for mid, model in self.models.items():
@@ -254,6 +276,8 @@ class Client:
                 if message.msgtype != "PATCH-DOC":
                     continue
                 self.frames += 1
+                if not self.page_shown:
+                    self._take_models(message.content)
                 events = message.content.get("events", [])
                 for event in events:
                     if event.get("kind") != "ModelChanged":
@@ -323,6 +347,7 @@ async def run_changer(client: Client, end: float, interval: float, seed0: int) -
             client.timeout)
         if ok:
             client.stats["round_trips"].append(time.monotonic() - sent)
+            client.stats["round_trips_at"].append((sent, time.monotonic() - sent))
             client.stats["round_trips_by_page"].setdefault(client.page, []).append(
                 time.monotonic() - sent)
         elif not client.closed:
@@ -366,10 +391,39 @@ async def run_fitter(client: Client, end: float) -> None:
                                                / max(time.monotonic() - t0, 1e-9))
 
 
-async def load(base: str, args, stats: dict) -> dict:
+async def open_session(base: str, query: dict, args, stats: dict, t_start: float,
+                       into: str = "") -> Client | None:
+    """Open one session as a browser does and wait for its page; records, under the keys
+    prefixed ``into``, ``open_s`` (``t_start`` -> its document) and ``page_s`` (-> its page's
+    frame, which the app sends once the first document has been drawn)."""
+    client = Client(base, query, stats, args.timeout)
+    try:
+        await client.open()
+    except Exception as exc:  # noqa: BLE001
+        stats["errors"] += 1
+        stats["error_kinds"].append(f"open: {type(exc).__name__}: {exc}"[:200])
+        return None
+    stats[into + "open_s"].append(time.monotonic() - t_start)
+    if await client.wait_for(lambda: client.page_shown, args.timeout):
+        stats[into + "page_s"].append(time.monotonic() - t_start)
+    elif not client.closed:
+        stats["errors"] += 1
+        seen = sorted({c for m in client.models.values()
+                       for c in (m.get("attributes", {}).get("css_classes") or ())
+                       if str(c).startswith("explorer-page-")})
+        stats["error_kinds"].append(f"open: no page {client.page!r} within {args.timeout:g} s "
+                                    f"({len(client.models)} models; pages seen {seen})")
+    return client
+
+
+async def load(base: str, args, stats: dict, server_cpu=None) -> dict:
+    """Open ``args.sessions`` at once, then let them change data / fit for ``args.duration``
+    s; with ``args.burst``, that many more sessions open at once a third of the way in.
+    ``server_cpu`` (a callable: the server's CPU seconds so far) measures the opening."""
     n_fit = args.fitters if args.fitters is not None else args.sessions // 6
     pages = args.pages.split(",")
     clients: list[Client] = []
+    cpu0 = server_cpu() if server_cpu else 0.0
     t_start = time.monotonic()
 
     fitter_ids = {k * args.sessions // n_fit for k in range(n_fit)} if n_fit else set()
@@ -380,23 +434,19 @@ async def load(base: str, args, stats: dict) -> dict:
             query = {"page": FIT_PAGE, "data": "outlier_tasks", **args.fit_query}
         else:
             query = {"page": pages[i % len(pages)]}
-        client = Client(base, query, stats, args.timeout)
-        client.fitter = fitter
-        client.page = query["page"]
-        try:
-            await client.open()
-        except Exception as exc:  # noqa: BLE001
-            stats["errors"] += 1
-            stats["error_kinds"].append(f"open: {type(exc).__name__}: {exc}"[:200])
-            return None
-        stats["open_s"].append(time.monotonic() - t_start)
+        client = await open_session(base, query, args, stats, t_start)
+        if client is not None:
+            client.fitter = fitter
         return client
 
     # every session starts at once (a class opening the link together), a fitter spread among them
     order = list(range(args.sessions))
     opened = await asyncio.gather(*(open_one(i) for i in order))
     clients = [c for c in opened if c is not None]
-    stats["open_all_s"] = time.monotonic() - t_start
+    stats["open_all_s"] = max(stats["open_s"], default=float("nan"))
+    stats["page_all_s"] = max(stats["page_s"], default=float("nan"))
+    if server_cpu:
+        stats["open_cpu_s"] = server_cpu() - cpu0
     load_t0 = time.monotonic()
     end = load_t0 + args.duration
     tasks = []
@@ -405,11 +455,35 @@ async def load(base: str, args, stats: dict) -> dict:
             tasks.append(run_fitter(client, end))
         else:
             tasks.append(run_changer(client, end, args.interval, 1000 * (i + 1)))
+    burst: list[Client] = []
+    if getattr(args, "burst", 0):
+        async def open_burst() -> None:
+            await asyncio.sleep(args.duration / 3)
+            t_burst = time.monotonic()
+            stats["burst_window"] = [t_burst, t_burst]
+            opened = await asyncio.gather(*(
+                open_session(base, {"page": pages[i % len(pages)]}, args, stats, t_burst,
+                             into="burst_") for i in range(args.burst)))
+            burst.extend(c for c in opened if c is not None)
+            stats["burst_window"][1] = time.monotonic()
+
+        tasks.append(open_burst())
     await asyncio.gather(*tasks)
     stats["load_s"] = time.monotonic() - load_t0
-    for client in clients:
+    for client in [*clients, *burst]:
         client.close()
     return stats
+
+
+def new_stats() -> dict:
+    return {"errors": 0, "timeouts": 0, "round_trips": [], "round_trips_at": [],
+            "error_kinds": [], "round_trips_by_page": {}, "open_s": [], "page_s": [],
+            "burst_open_s": [], "burst_page_s": [], "fitter_frames_per_s": [],
+            "fits_started": 0, "notes": []}
+
+
+def _p95(values) -> float | None:
+    return round(float(np.percentile(values, 95)), 2) if len(values) else None
 
 
 async def wait_until_idle(proc, limit_s: float, cores: float = 0.05) -> float:
@@ -445,25 +519,20 @@ async def main_async(args) -> dict:
             warm_args = argparse.Namespace(**{**vars(args), "sessions": 6 * args.num_procs,
                                               "fitters": 2 * args.num_procs,
                                               "duration": args.warm_up})
-            await load(base, warm_args, {"errors": 0, "timeouts": 0, "round_trips": [],
-                                         "error_kinds": [], "round_trips_by_page": {},
-                                         "open_s": [], "fitter_frames_per_s": [],
-                                         "fits_started": 0, "notes": []})
+            await load(base, warm_args, new_stats())
         # the same wait as after the load: closed sessions are dropped after their lifetime
         await asyncio.sleep(args.after if args.warm_up > 0 else args.settle)
         # the server warms its compiled kernels up at start (every process, off the event
         # loop): "before" is taken once that is done, or the warm-up's memory counts as load
         quiet_s = await wait_until_idle(proc, limit_s=180.0)
         memory_before = server_rss_mb(proc)
-        stats = {"errors": 0, "timeouts": 0, "round_trips": [], "error_kinds": [],
-                 "round_trips_by_page": {},
-                 "open_s": [], "fitter_frames_per_s": [], "fits_started": 0, "notes": []}
+        stats = new_stats()
         samples: list[float] = []
         stop = asyncio.Event()
         sampler = asyncio.get_running_loop().create_task(sample_memory(proc, samples, stop))
         me = psutil.Process()
         cpu_me0, cpu_srv0, wall0 = sum(me.cpu_times()[:2]), server_cpu_s(proc), time.monotonic()
-        await load(base, args, stats)
+        await load(base, args, stats, server_cpu=lambda: server_cpu_s(proc))
         wall = time.monotonic() - wall0
         cpu_me = sum(me.cpu_times()[:2]) - cpu_me0
         cpu_srv = server_cpu_s(proc) - cpu_srv0
@@ -475,8 +544,8 @@ async def main_async(args) -> dict:
         # from memory the allocator keeps for reuse (it levels off)
         after_by_round = [memory_after]
         for _ in range(args.rounds - 1):
-            await load(base, args, {**stats, "round_trips": [], "round_trips_by_page": {},
-                                    "open_s": [], "fitter_frames_per_s": []})
+            await load(base, args, {**new_stats(), "errors": stats["errors"],
+                                    "timeouts": stats["timeouts"]})
             await asyncio.sleep(args.after)
             after_by_round.append(server_rss_mb(proc))
     finally:
@@ -523,6 +592,10 @@ async def main_async(args) -> dict:
         "sessions_opened": len(stats["open_s"]),
         "open_all_s": round(stats["open_all_s"], 2),
         "open_p50_s": round(statistics.median(stats["open_s"]), 2) if stats["open_s"] else None,
+        "open_p95_s": _p95(stats["open_s"]),
+        "page_all_s": round(stats["page_all_s"], 2),
+        "page_p95_s": _p95(stats["page_s"]),
+        "server_cpu_s_per_open": round(stats["open_cpu_s"] / max(len(stats["open_s"]), 1), 3),
         "changes": n_changes,
         "changes_per_s": round(len(trips) / max(stats["load_s"], 1e-9), 2),
         "p50_s": round(float(np.percentile(trips, 50)), 3) if trips else None,
@@ -541,6 +614,8 @@ async def main_async(args) -> dict:
         "memory_after_mb": round(memory_after, 1),
         "memory_after_ratio": round(memory_after / memory_before, 3),
         "memory_after_by_round_mb": [round(m, 1) for m in after_by_round],
+        **burst_results(args, stats),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "server_cpu_cores": round(cpu_srv / wall, 2),
         "client_cpu_cores": round(cpu_me / wall, 2),
         "client_cpu_s_per_change": round(cpu_me / max(n_changes, 1), 4),
@@ -551,6 +626,22 @@ async def main_async(args) -> dict:
     if args.profile:
         result["profile"] = args.profile
     return result
+
+
+def burst_results(args, stats: dict) -> dict:
+    """The burst's sessions opening, and the open sessions' changes sent meanwhile."""
+    if not args.burst or "burst_window" not in stats:
+        return {}
+    start, stop = stats["burst_window"]
+    during = [took for sent, took in stats["round_trips_at"] if start <= sent <= stop]
+    return {"burst": args.burst,
+            "burst_open_all_s": round(max(stats["burst_open_s"], default=float("nan")), 2),
+            "burst_open_p95_s": _p95(stats["burst_open_s"]),
+            "burst_page_all_s": round(max(stats["burst_page_s"], default=float("nan")), 2),
+            "burst_page_p95_s": _p95(stats["burst_page_s"]),
+            "changes_during_burst": len(during),
+            "p95_during_burst_s": _p95(during),
+            "max_during_burst_s": round(max(during), 2) if during else None}
 
 
 def main(argv=None) -> None:
@@ -576,6 +667,8 @@ def main(argv=None) -> None:
                              "'memory before' (0: one default session instead: none)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="load rounds on the same server (memory after each)")
+    parser.add_argument("--burst", type=int, default=0,
+                        help="that many more sessions open at once a third into the load")
     parser.add_argument("--profile", default=None, help="py-spy output file (see docstring)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
@@ -587,7 +680,13 @@ def main(argv=None) -> None:
     print(f"{result['sessions']} sessions ({result['fitters']} running live fits), "
           f"--num-procs {result['num_procs']}, a change every {args.interval:g} s for "
           f"{args.duration:g} s; clients: {result['client']}")
-    print(f"  all open after {result['open_all_s']} s (median session {result['open_p50_s']} s)")
+    print(f"  every document after {result['open_all_s']} s (p50 {result['open_p50_s']} s, "
+          f"p95 {result['open_p95_s']} s), every page after {result['page_all_s']} s (p95 "
+          f"{result['page_p95_s']} s); server CPU {result['server_cpu_s_per_open']} s a session")
+    if args.burst:
+        print(f"  burst of {args.burst}: documents after {result['burst_open_all_s']} s, pages "
+              f"after {result['burst_page_all_s']} s; open sessions' changes meanwhile: p95 "
+              f"{result['p95_during_burst_s']} s over {result['changes_during_burst']}")
     print(f"  change round trip: p50 {result['p50_s']} s, p95 {result['p95_s']} s, max "
           f"{result['max_s']} s over {result['changes']} changes; {result['timeouts']} timeouts "
           f"(> {args.timeout:g} s), {result['errors']} errors {result['error_kinds']}")
