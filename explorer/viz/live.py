@@ -233,7 +233,10 @@ class MatrixHeatmap:
         """Show zeros (grey) of the current shape, with no values in the cells."""
         self._values = np.zeros(self.shape)
         self.source.data = self._columns(self._values)
-        self._labels.data = {"x": [], "y": [], "text": [], "color": []}
+        # the values are hidden, not emptied: emptying them and refilling them for another
+        # shape in one held message made BokehJS fail ("Offset is outside the bounds of the
+        # DataView") when the Tasks page changed data sets
+        self._label_glyph.visible = False
 
     @property
     def cell_px(self) -> float:
@@ -298,7 +301,9 @@ class MatrixHeatmap:
                              f"got {matrix.shape}.")
         self._values = matrix.copy()
         set_columns(self.source, **self._columns(matrix))
-        self._labels.data = self._value_columns(matrix)
+        labels = self._value_columns(matrix)
+        self._labels.data = labels
+        self._label_glyph.visible = bool(labels["x"])
 
 
 class CurveView:
