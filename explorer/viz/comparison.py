@@ -7,7 +7,10 @@ HTML report. HoloViews for the composed static plots; no Panel.
 * :func:`relationship_plot`: each method's task matrices averaged over the trials, on the
   diverging map of every signed matrix of the app, symmetric limits;
 * :func:`report_html`: one HTML document with the tables and those figures, Bokeh's
-  JavaScript inline (it opens offline, from a file or an e-mail).
+  JavaScript inline (it opens offline, from a file or an e-mail);
+* :func:`page_table_html`: the table as the app shows it, read on a projector: the average
+  first, narrow columns, and a strong mark only on a column's clear winner
+  (:func:`clearly_best`).
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import pandas as pd
 from . import style
 from .standalone import standalone_html
 
-__all__ = ["bar_plot", "bokeh_model", "comparison_plot", "pair_frame", "pair_plot",
-           "relationship_plot",
-           "report_html", "MAX_BAR_PANELS", "MAX_MATRICES"]
+__all__ = ["bar_plot", "bokeh_model", "clearly_best", "comparison_plot", "page_table_html",
+           "pair_frame", "pair_plot", "relationship_plot", "report_html", "MAX_BAR_PANELS",
+           "MAX_MATRICES", "CLEAR_MARK"]
 
 #: Task panels drawn at most (the average always is): a picture of 200 tasks reads as noise.
 MAX_BAR_PANELS = 16
@@ -254,3 +257,67 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
                    + (", beside the truth" if truth else "") + ")</h2>",
                    bokeh_model(matrices)]
     return standalone_html(blocks, title, REPORT_CSS)
+
+
+#: The mark of a column's clear winner in :func:`page_table_html` (with a filled cell).
+CLEAR_MARK = "★"
+
+
+def clearly_best(result, metric: str | None = None, *, alpha: float = 0.05) -> pd.Series:
+    """Per table column (tasks, then the average): the method that is clearly best, or None.
+
+    Clearly best: the column's best mean, and a paired t-test over the trials (level
+    ``alpha``) tells every other method apart from it: the paper's marking singles it
+    out. With few trials (or close methods) no method is.
+    """
+    metric = _check_metric(result, metric)
+    best = result.best(metric, alpha=alpha)
+    winners = {}
+    for column in result.columns:
+        marked = best.index[best[column].to_numpy()]
+        winners[column] = marked[0] if len(marked) == 1 and len(result.methods) > 1 else None
+    return pd.Series(winners, dtype=object)
+
+
+def page_table_html(result, metric: str | None = None, *, digits: int = 3,
+                    alpha: float = 0.05) -> str:
+    """The comparison table as the app shows it (HTML, names escaped).
+
+    Methods as rows; the average is the first column after the method, so it is in view
+    however many tasks follow; each cell holds the mean over a line with the standard
+    deviation, so columns stay narrow, and long names wrap. Only a clear winner
+    (:func:`clearly_best`) is marked: a filled cell with :data:`CLEAR_MARK`; the caption
+    says what the mark means.
+    """
+    metric = _check_metric(result, metric)
+    summary = result.summary(metric, alpha=alpha).set_index(["task", "method"])
+    winners = clearly_best(result, metric, alpha=alpha)
+    esc = html.escape
+    columns = [result.columns[-1], *result.columns[:-1]]      # the average first
+
+    def cell(column: str, method: str) -> str:
+        row = summary.loc[(column, method)]
+        mean, std, n = row["mean"], row["std"], row["n"]
+        text = "n/a" if np.isnan(mean) else f"{mean:.{digits}f}"
+        spread = f"± {std:.{digits}f}" if n >= 2 and not np.isnan(std) else ""
+        classes = ["average"] if column == columns[0] else []
+        mark = ""
+        if winners[column] == method:
+            classes.append("clear-best")
+            mark = f'<span class="mark" aria-label="clearly best">{CLEAR_MARK}</span> '
+        attribute = f' class="{" ".join(classes)}"' if classes else ""
+        return (f"<td{attribute}>{mark}{text}"
+                + (f'<span class="spread">{spread}</span>' if spread else "") + "</td>")
+
+    head = f'<th class="average">{esc(columns[0])}</th>' + "".join(
+        f"<th>{esc(c)}</th>" for c in columns[1:])
+    body = "".join(f"<tr><th>{esc(method)}</th>"
+                   + "".join(cell(c, method) for c in columns) + "</tr>"
+                   for method in result.methods)
+    direction = "higher" if result.greater_is_better[metric] else "lower"
+    caption = (f"{metric} ({direction} is better): mean and ± standard deviation over "
+               f"{result.n_trials} trials. {CLEAR_MARK} on a filled cell: clearly the best of "
+               f"its column (the best mean, and a paired t-test at {alpha:g} tells every "
+               "other method apart from it); a column without the mark has no clear winner.")
+    return (f'<table class="mtl-compare mtl-page"><caption>{esc(caption)}</caption><thead><tr>'
+            f"<th>method</th>{head}</tr></thead><tbody>{body}</tbody></table>")
