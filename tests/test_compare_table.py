@@ -62,7 +62,7 @@ def test_only_a_clear_winner_is_marked_and_the_average_comes_first():
     assert "<strong>" not in table and "<b>" not in table      # no bold ties any more
     # the mean, and the spread on a line of its own (a narrow column)
     assert re.search(r'0\.112<span class="spread">± 0\.015</span>', rows[0][3])
-    caption = re.search(r"<caption>(.*)</caption>", table).group(1)
+    caption = re.search(r'</table><p class="mtl-caption">(.*)</p>$', table).group(1)
     assert "6 trials" in caption and CLEAR_MARK in caption and "paired t-test" in caption
 
 

@@ -32,8 +32,7 @@ __all__ = ["ComparisonOutcome", "ComparisonResults", "run_comparison", "truth_ma
 
 TABLE_CSS = """
 table.mtl-compare { border-collapse: collapse; font-size: 14px; }
-table.mtl-compare caption { caption-side: bottom; text-align: left; font-size: 13px;
-  color: #444; padding-top: 4px; }
+p.mtl-caption { font-size: 13px; color: #444; margin: 4px 0 0; }
 table.mtl-compare th, table.mtl-compare td { border-bottom: 1px solid #ddd;
   padding: 4px 8px; text-align: right; vertical-align: top; white-space: nowrap; }
 table.mtl-compare th { white-space: normal; min-width: 4.5em; max-width: 6.5em; }
@@ -44,7 +43,7 @@ table.mtl-compare .average { border-left: 2px solid #444; border-right: 2px soli
   background: #f2f2f2; font-weight: 600; }
 table.mtl-compare td.clear-best { background: #1f4e9c; color: #ffffff; font-weight: 700; }
 table.mtl-compare td.clear-best .spread { color: #ffffff; }
-table.mtl-compare td.clear-best .mark { font-size: 16px; }
+table.mtl-compare td.clear-best .star { font-size: 16px; }
 """
 
 

@@ -51,6 +51,11 @@ def bokeh_model(obj):
     return renderer.get_plot(obj, doc=Document()).state
 
 
+#: Every text of the plots at the app's sizes (at least 12 px: read on a projector).
+_FONTS = {"title": style.TITLE_FONT, "labels": style.AXIS_FONT, "xticks": style.TICK_FONT,
+          "yticks": style.TICK_FONT, "legend": style.TICK_FONT, "cticks": style.TICK_FONT}
+
+
 def _method_colors(methods) -> dict[str, str]:
     return dict(zip(methods, style.label_colors(len(methods)), strict=True))
 
@@ -73,9 +78,7 @@ def _bars(result, metric: str, width: int, height: int) -> list:
             line_width=1.5)
         panels.append((bars * errors).opts(
             title=str(task), width=width, height=height, xrotation=30, xlabel="",
-            ylabel=f"{metric} ({direction} better)", fontsize={
-                "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
-                "xticks": style.TICK_FONT, "yticks": style.TICK_FONT}))
+            ylabel=f"{metric} ({direction} better)", fontsize=_FONTS))
     return panels
 
 
@@ -138,9 +141,7 @@ def pair_plot(result, metric: str | None = None, *, a: str | None = None,
         title=f"{metric}, each trial and task", width=size + (170 if legend else 0),
         height=size, xlabel=a, ylabel=b, legend_position="right", show_legend=legend,
         toolbar="above",
-        xlim=(low, high), ylim=(low, high), fontsize={
-            "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
-            "xticks": style.TICK_FONT, "yticks": style.TICK_FONT})
+        xlim=(low, high), ylim=(low, high), fontsize=_FONTS)
 
 
 def bar_plot(result, metric: str | None = None, *, width: int = 240, height: int = 240,
@@ -203,7 +204,7 @@ def relationship_plot(result, *, truth=None, size: int = 240, limit: int = MAX_M
                 cmap=list(style.DIVERGING), clim=(-bound, bound), colorbar=True,
                 title=f"{method}: {key}", width=size + 140, height=size + 40, xlabel="",
                 ylabel="", xaxis="bottom" if "xticks" in ticks else None, xrotation=45,
-                tools=["hover"], **ticks))
+                tools=["hover"], fontsize=_FONTS, **ticks))
     return hv.Layout(panels).cols(3) if panels else None
 
 
@@ -287,7 +288,7 @@ def page_table_html(result, metric: str | None = None, *, digits: int = 3,
     however many tasks follow; each cell holds the mean over a line with the standard
     deviation, so columns stay narrow, and long names wrap. Only a clear winner
     (:func:`clearly_best`) is marked: a filled cell with :data:`CLEAR_MARK`; the caption
-    says what the mark means.
+    under the table says what the mark means.
     """
     metric = _check_metric(result, metric)
     summary = result.summary(metric, alpha=alpha).set_index(["task", "method"])
@@ -304,7 +305,7 @@ def page_table_html(result, metric: str | None = None, *, digits: int = 3,
         mark = ""
         if winners[column] == method:
             classes.append("clear-best")
-            mark = f'<span class="mark" aria-label="clearly best">{CLEAR_MARK}</span> '
+            mark = f'<span class="star" aria-label="clearly best">{CLEAR_MARK}</span> '
         attribute = f' class="{" ".join(classes)}"' if classes else ""
         return (f"<td{attribute}>{mark}{text}"
                 + (f'<span class="spread">{spread}</span>' if spread else "") + "</td>")
@@ -319,5 +320,7 @@ def page_table_html(result, metric: str | None = None, *, digits: int = 3,
                f"{result.n_trials} trials. {CLEAR_MARK} on a filled cell: clearly the best of "
                f"its column (the best mean, and a paired t-test at {alpha:g} tells every "
                "other method apart from it); a column without the mark has no clear winner.")
-    return (f'<table class="mtl-compare mtl-page"><caption>{esc(caption)}</caption><thead><tr>'
-            f"<th>method</th>{head}</tr></thead><tbody>{body}</tbody></table>")
+    # the caption under the table, not in it: a table wider than the page scrolls sideways
+    # and its <caption> with it, past the right edge
+    return (f'<table class="mtl-compare mtl-page"><thead><tr><th>method</th>{head}</tr>'
+            f'</thead><tbody>{body}</tbody></table><p class="mtl-caption">{esc(caption)}</p>')

@@ -22,7 +22,7 @@ from bokeh.plotting import figure
 from scipy.optimize import linear_sum_assignment
 
 from .live import CurveView, LiveView, MatrixHeatmap
-from .style import set_columns, style_figure
+from .style import TICK_FONT, set_columns, style_figure
 
 __all__ = ["PhiView", "PsiScaleView", "GateView", "figure1", "match_clusters",
            "transfer_table_markdown", "slider_ranges", "fit_summary"]
@@ -143,7 +143,8 @@ class GateView:
                                  color_mapper=self.mapper)
         plane.scatter("x", "y", color="color", size=6, line_color="white", line_width=0.5,
                       source=self.points)
-        plane.add_layout(ColorBar(color_mapper=self.mapper, width=10), "right")
+        plane.add_layout(ColorBar(color_mapper=self.mapper, width=10,
+                                  major_label_text_font_size=TICK_FONT), "right")
         for fig in (bars, plane):
             style_figure(fig)
         self.bars, self.plane = bars, plane

@@ -601,7 +601,7 @@ def test_compare_shows_its_average_column_without_scrolling_sideways(app_url, ne
     for cell in (heading, page.locator("table.mtl-compare td.average").last):
         box = cell.bounding_box()
         assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= 1366, box
-    expect(page.locator("table.mtl-compare caption")).to_contain_text("clearly the best")
+    expect(page.locator("p.mtl-caption")).to_contain_text("clearly the best")
 
 
 def test_a_checkbox_label_ticks_it_and_run_after_done_starts_again(app_url, page):
