@@ -271,9 +271,11 @@ def fit_summary(model, data) -> str:
     clusters = (data.truth or {}).get("clusters")
     if clusters is not None:
         ari = adjusted_rand_score(np.asarray(clusters), model.phi_.argmax(axis=1))
-        text += f"Clusters against the truth: adjusted Rand index **{ari:.2f}**. "
+        text += (f"Clusters against the truth: adjusted Rand index **{ari:.2f}** (1: the "
+                 "true clusters exactly, up to their names; 0: no better than chance). ")
     scale = np.trace(model.Psi_) / model.Psi_.shape[0]
-    return text + (f"tr(Psi)/F = **{scale:.3g}** (the bound favours a small Psi at few examples "
-                   "per task). On tasks seen in training every variant predicts with the task's "
-                   "own posterior mean, so TL-TF and TL-MC score alike there; the difference is "
-                   "on *new* tasks (below).")
+    return text + (f"tr(Psi)/F = **{scale:.3g}** (Psi: how far a task's weights spread around "
+                   "its cluster's prediction from the task features; the bound favours a small "
+                   "Psi at few examples per task). On tasks seen in training every variant "
+                   "predicts with the task's own posterior mean, so TL-TF and TL-MC score alike "
+                   "there; the difference is on *new* tasks (below).")
