@@ -60,6 +60,23 @@ def _method_colors(methods) -> dict[str, str]:
     return dict(zip(methods, style.label_colors(len(methods)), strict=True))
 
 
+def _wrapped(name: str, width: int = 12) -> str:
+    """A method's name on lines of about ``width`` characters (broken at spaces), so the
+    bars' slanted labels stay apart.
+
+    >>> print(_wrapped("single-task logistic"))
+    single-task
+    logistic
+    """
+    lines: list[str] = []
+    for word in str(name).split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
 def _bars(result, metric: str, width: int, height: int) -> list:
     summary = result.summary(metric)
     colors = _method_colors(result.methods)
@@ -72,12 +89,13 @@ def _bars(result, metric: str, width: int, height: int) -> list:
         part = summary[summary["task"] == task][["method", "mean", "std"]].copy()
         part["std"] = part["std"].fillna(0.0)
         part["color"] = part["method"].map(colors)
+        part["method"] = part["method"].map(_wrapped)
         bars = hv.Bars(part, kdims=["method"], vdims=["mean", "std", "color"]).opts(
             color="color", line_color=None, tools=["hover"])
         errors = hv.ErrorBars(part, kdims=["method"], vdims=["mean", "std"]).opts(
             line_width=1.5)
         panels.append((bars * errors).opts(
-            title=str(task), width=width, height=height, xrotation=30, xlabel="",
+            title=str(task), width=width, height=height, xrotation=70, xlabel="",
             ylabel=f"{metric} ({direction} better)", fontsize=_FONTS))
     return panels
 
