@@ -180,11 +180,13 @@ def test_trees_page_grows_node_by_node(app_url, page):
     assert pacer["watched"][0] not in pacer["offscreen"]
     assert set(pacer["offscreen"]) < set(pacer["watched"])
     # the browser fits the tree to its column at one scale for boxes and labels: the whole
-    # tree in the frame, labels at 13 px times that scale, legends for tasks and classes
+    # tree in the frame, labels at 13 px times that scale (never below 12 px), legends for
+    # tasks and classes
     page.wait_for_function(TREE_FIT_JS + "() !== null")
     fit = page.evaluate(TREE_FIT_JS + "()")
     scale = fit["width"] / fit["span"]
-    assert 0.75 <= scale <= 1.25 and fit["font"] == pytest.approx(13 * scale, abs=0.02)
+    assert 12 / 13 - 1e-9 <= scale <= 1.25 + 1e-9
+    assert fit["font"] == pytest.approx(13 * scale, abs=0.02) and fit["font"] >= 12 - 0.01
     assert fit["start"] <= fit["lo"] and fit["hi"] <= fit["start"] + fit["span"]
     assert fit["frame_height"] >= fit["height"] * scale - 1
     assert fit["legends"] == [["Tasks:", *TASKS_2], ["Classes (bars):", "0", "1", "2", "3"]]
