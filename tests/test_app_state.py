@@ -361,7 +361,8 @@ def test_a_refused_widget_value_gets_one_message_and_goes_back():
     new = list(state.notices)[seen:]
     assert len(new) == 1 and new[0][0] == "error"
     assert "relations" in new[0][1] and "siblings" in new[0][1]
-    assert relations.value == "related,negated,unrelated"      # back to the value in force
+    # back to the value in force
+    assert relations.value == CATALOG["task_family"].defaults()["relations"]
 
 
 def test_a_cleared_or_bad_seed_field_is_refused_with_a_message():

@@ -24,8 +24,8 @@ def test_help():
 
 def test_generate_roundtrip(tmp_path):
     out = tmp_path / "d.csv"
-    r = _run("generate", "task_family", "--param", "n_samples_per_task=20", "--seed", "3",
-             "--out", str(out))
+    r = _run("generate", "task_family", "--param", "n_samples_per_task=20", "--param",
+             "relations=related,negated,unrelated", "--seed", "3", "--out", str(out))
     assert r.returncode == 0, r.stderr
     data = read_csv(out)
     assert data.n_tasks == 4 and data.n_samples == 80

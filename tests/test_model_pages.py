@@ -474,7 +474,7 @@ def test_a_page_can_choose_its_pace_for_the_data():
     page = build("shared_vs_separate", "school", train_fraction=0.24)
     assert page.page.pace_for(page.state.train) == "30 steps/s"   # 300 steps: 10 s
     page.state.dataset_name = DATA_FOR["shared_vs_separate"]   # the speed is set again
-    assert page.runner._speed.value == "2 steps/s" == page.page.pace_for(page.state.train)
+    assert page.runner._speed.value == "5 steps/s" == page.page.pace_for(page.state.train)
 
 
 def test_a_matrix_of_your_own_is_judged_against_the_truth_you_choose():

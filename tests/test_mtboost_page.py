@@ -16,7 +16,12 @@ from explorer.viz.mtboost import LossBoundsView, SupertaskView
 PAGE = next(p for p in PAGES if getattr(p, "slug", "") == "mtboost")
 
 
+#: The page's scenario's data (boosting_relationships): 2-D, a negated and an unrelated task.
+FAMILY_2D = {"relations": "related,negated,unrelated", "n_features": 2, "n_samples_per_task": 100}
+
+
 def build(**state_params):
+    state_params.setdefault("data_params", FAMILY_2D)
     page = PAGE.build(ExplorerState(dataset_name="task_family", **state_params))
     page.runner._speed.value = "unthrottled"
     return page

@@ -323,10 +323,12 @@ def test_gap_to_optimum_says_how_far_the_papers_solvers_stopped():
     assert gap["relative_gap"] > 0.2                       # the docstring's 27%
     assert abs(exact.gap_to_optimum()["relative_gap"]) < 1e-6
     # MT-KR's SMO: exact for two tasks, short of the optimum from three on
-    family = make_dataset("task_family", {"relations": "related,negated",
-                                          "kind": "regression"}, random_state=0)
+    family = make_dataset("task_family", {"relations": "related,negated", "n_features": 2,
+                                          "n_samples_per_task": 100, "kind": "regression"},
+                          random_state=0)
     assert MTKR(solver="paper").fit(*family.arrays()).gap_to_optimum()["relative_gap"] > 0.05
-    two = make_dataset("task_family", {"relations": "related", "kind": "regression"},
+    two = make_dataset("task_family", {"relations": "related", "n_features": 2,
+                                       "n_samples_per_task": 100, "kind": "regression"},
                        random_state=0)
     assert abs(MTKR(solver="paper").fit(*two.arrays()).gap_to_optimum()["relative_gap"]) \
         < 1e-6

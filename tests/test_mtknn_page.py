@@ -11,9 +11,12 @@ from explorer.app.work import WorkService
 from explorer.viz.live import SnapshotMatrixView
 from explorer.viz.mtknn import neighbour_votes
 
+#: 2-D tasks (the inspector needs them), a negated and an unrelated task.
+FAMILY_2D = {"relations": "related,negated,unrelated", "n_features": 2, "n_samples_per_task": 100}
+
 
 def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
-    page = build("mtknn")
+    page = build("mtknn", data_params=FAMILY_2D)
     model = run(page)
     shown = view_of(page, SnapshotMatrixView, "W_normalised").heatmap.values
     np.testing.assert_allclose(shown, model.task_relationships()["W_normalised"], rtol=1e-6)
@@ -38,7 +41,7 @@ def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
 
 
 def test_the_papers_solver_from_the_page_never_raises_the_objective():
-    page = build("mtknn")
+    page = build("mtknn", data_params=FAMILY_2D)
     page.params.solver = "paper"
     model = run(page)
     assert model.solver == "paper"
@@ -62,7 +65,7 @@ def test_inspector_votes_add_up_for_mt_kr():
 
 
 def test_page_runs_mt_kr_on_regression_tasks():
-    page = build("mtknn", data_params={"kind": "regression"})
+    page = build("mtknn", data_params={**FAMILY_2D, "kind": "regression"})
     model = run(page)
     assert type(model).__name__ == "MTKR"
     np.testing.assert_allclose(model.W_.sum(1), 1.0, atol=1e-6)
@@ -75,7 +78,7 @@ def test_page_runs_mt_kr_on_regression_tasks():
 def test_the_k_curve_stops_when_the_user_resets_or_refits(monkeypatch):
     from explorer.app.pages import mtknn
 
-    page = build("mtknn")
+    page = build("mtknn", data_params=FAMILY_2D)
     loop = FakeLoop()
     page.state.work = WorkService(loop.schedule)   # served: the curve runs off the loop
     curve = panel_of(page, "SensitivityPanel").curve
@@ -108,7 +111,7 @@ def test_the_k_curve_stops_when_the_user_resets_or_refits(monkeypatch):
 
 
 def test_after_a_paper_fit_the_summary_says_how_far_it_stopped_above_the_optimum():
-    page = build("mtknn")
+    page = build("mtknn", data_params=FAMILY_2D)
     page.params.solver = "paper"
     model = run(page)
     gap = model.gap_to_optimum()
@@ -144,7 +147,7 @@ def test_the_page_shows_the_exact_solvers_refusal_of_too_many_tasks(monkeypatch)
     from explorer.solvers import task_weights
 
     monkeypatch.setattr(task_weights, "MAX_EXACT_TASKS", 2)
-    page = build("mtknn")
+    page = build("mtknn", data_params=FAMILY_2D)
     runner = page.runner
     runner.session.run()
     assert runner.session.wait(60)

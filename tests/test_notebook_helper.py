@@ -17,7 +17,7 @@ from explorer.compare.metrics import relationship_agreement
 from explorer.data.catalog import make_dataset
 from explorer.models import RegularizedMTL
 
-FAMILY = {"relations": "related,negated", "n_samples_per_task": 40}
+FAMILY = {"relations": "related,negated", "n_features": 2, "n_samples_per_task": 40}
 
 
 def test_import_explorer_does_not_import_panel():

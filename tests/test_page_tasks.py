@@ -101,3 +101,36 @@ def test_show_code_makes_the_data_shown_and_the_downloads_hold_it():
     assert figures.startswith("<!DOCTYPE html>") and len(titles) >= 4
     assert all(title in figures for title in titles)      # every drawn figure is in the file
     assert all(any(type(t).__name__ == "SaveTool" for t in fig.tools) for fig in page._figures())
+
+
+def test_more_than_two_features_are_drawn_where_each_tasks_classes_fall_apart():
+    """The opening data (12 features): on the plane of the tasks' label directions a line
+    separates most of every task's examples, the related tasks along the first direction
+    and the unrelated one along the second; a PCA of the examples separates far fewer."""
+    from sklearn.linear_model import LogisticRegression
+
+    from explorer.app.state import ExplorerState
+    from explorer.viz.tasks import project_2d, scatter_frame
+
+    data = ExplorerState().dataset
+    assert data.n_features > 2
+    relation = data.truth["task_relation"][0]
+    Z, labels = project_2d(data.X, data.feature_names, data.y, data.task)
+    plain, _ = project_2d(data.X, data.feature_names)
+    assert labels[0].startswith("Direction 1 of the tasks' labels")
+
+    def separated(points, t, axes):
+        rows = data.task == t
+        return LogisticRegression().fit(points[rows][:, axes], data.y[rows]).score(
+            points[rows][:, axes], data.y[rows])
+
+    tasks = range(data.n_tasks)
+    assert min(separated(Z, t, [0, 1]) for t in tasks) >= 0.8
+    assert np.mean([separated(Z, t, [0, 1]) for t in tasks]) \
+        > np.mean([separated(plain, t, [0, 1]) for t in tasks]) + 0.15
+    for t in tasks:
+        along, across = separated(Z, t, [0]), separated(Z, t, [1])
+        assert along > across if relation[t] == 1 else across > along, t
+    frame = scatter_frame(data)                           # what the page draws
+    np.testing.assert_allclose(frame["panels"][0]["x"], Z[data.task == 0, 0])
+    assert frame["x_label"] == labels[0]

@@ -212,7 +212,9 @@ def test_class_colours_avoid_every_task_colour_in_use():
                            for b in colors) > 30
 
 
-def test_the_gain_chart_keeps_no_ig_j_line_after_the_last_split():
+def test_the_gain_chart_shows_the_last_split_after_the_fit():
+    """At a leaf the chart keeps the newest split on screen (its gains, its IG_J line, the
+    title saying so): after a fit it is not empty."""
     _, _, gains, snapshots = _grow("local_relatedness")
     bars = gains.bars
     last_split = max(k for k, s in enumerate(snapshots) if s.info["node"]["gains"] is not None)
@@ -222,15 +224,59 @@ def test_the_gain_chart_keeps_no_ig_j_line_after_the_last_split():
     assert bars.ig_j_line.visible and bars.ig_j_line.location == pytest.approx(
         node["gains"]["ig_j"])
     assert bars.figure.y_range.end >= node["gains"]["ig_j"]    # the line is on the chart
+    assert bars.figure.title.text.startswith(f"node {node['node']}: IG_M")
     for snapshot in snapshots[last_split + 1:]:
         gains.update(snapshot)
-    assert snapshots[-1].info["node"]["gains"] is None
-    assert not bars.ig_j_line.visible
-    assert "IG_J" not in bars.figure.title.text and max(bars.source.data["gain"]) == 0
+    assert snapshots[-1].info["node"]["gains"] is None         # the fit ended on a leaf
+    np.testing.assert_allclose(bars.source.data["gain"],
+                               np.nan_to_num(node["gains"]["task"]), rtol=1e-6)
+    assert max(bars.source.data["gain"]) > 0
+    assert bars.ig_j_line.visible and bars.ig_j_line.location == pytest.approx(
+        node["gains"]["ig_j"])
+    assert bars.figure.title.text.startswith(f"last split, node {node['node']}: IG_M")
+    # a leaf with no split before it (a tree that is one leaf): nothing to show
+    bars.update({**snapshots[-1].info["node"], "node": 0}, None)
+    assert not bars.ig_j_line.visible and max(bars.source.data["gain"]) == 0
+    assert bars.figure.title.text == "node 0: a leaf, no split"
     gains.update(snapshots[last_split])                       # scrubbed back to a split
     assert bars.ig_j_line.visible
     gains.clear()
     assert not bars.ig_j_line.visible
+
+
+@pytest.mark.parametrize("depth", [4, 5, 6])
+def test_a_full_tree_of_depth_4_to_6_has_no_overlapping_labels(depth):
+    """Noisy labels grow (nearly) every node to the depth limit: the widest trees of that
+    depth. No two boxes (nor two early-leaf squares) overlap and each label fits its box at
+    the font drawn; deep split nodes show their feature only."""
+    train, view, _, snapshots = _grow("local_relatedness", depth=depth,
+                                      params={"label_noise": 0.5, "n_samples_per_task": 2000})
+    nodes = snapshots[-1].info["tree"]
+    assert len(nodes) >= 0.8 * (2 ** (depth + 1) - 1)          # (nearly) full
+    for snapshot in snapshots:
+        view.update(snapshot)
+    diagram = view.diagram
+    _check_readable(diagram)
+    d = diagram.nodes.data
+    depth_of = {n["node"]: n["depth"] for n in nodes}
+    for node_id, text, full in zip(d["node"], d["text"], d["full"], strict=True):
+        if " <= " in full:
+            deep = depth_of[node_id] >= diagram.compact_depth
+            assert ("\n" not in text and "≤" not in text) if deep else "≤" in text, text
+
+
+def test_every_text_of_the_tree_and_the_gain_chart_is_at_least_12_px():
+    """The browser's scale never takes a label below 12 px (a wider tree is panned), and
+    every other text of the figures is at least 12 px (9 pt) at scale 1."""
+    from test_figure_fonts import font_px, texts_of
+
+    view, gains = TreeDiagramView(), GainBarsView()
+    diagram = view.diagram
+    assert diagram.min_scale * min(diagram.font_px, diagram.item_font_px) >= 12
+    assert diagram.legend_font_px >= 12
+    for fig in (diagram.figure, gains.bars.figure):
+        for where, size in texts_of(fig):
+            assert font_px(size) >= 12, (where, size)
 
 
 def test_a_tree_past_the_node_limit_says_it_is_cut_and_how_much_is_drawn():

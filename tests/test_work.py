@@ -24,6 +24,7 @@ from explorer.app.work import (
     locked,
 )
 from explorer.data import make_task_family
+from explorer.data.catalog import make_dataset
 
 
 class FakeLoop:
@@ -264,13 +265,14 @@ def test_the_state_builds_data_off_the_loop_and_publishes_on_it():
     assert state.dataset is before and state.building   # the loop is free meanwhile
     loop.run(2)
     assert state.dataset is not before and not state.building and state.error == ""
-    expected = make_task_family(random_state=7)
+    expected = make_dataset("task_family", {}, random_state=7)   # the catalog's defaults
     np.testing.assert_array_equal(state.dataset.X, expected.X)
     # three quick changes: one build published, the last one's
     for seed in (1, 2, 3):
         state.data_seed = seed
     loop.run(4, timeout=3)      # three starts (two find themselves superseded), one result
-    np.testing.assert_array_equal(state.dataset.X, make_task_family(random_state=3).X)
+    np.testing.assert_array_equal(state.dataset.X,
+                                  make_dataset("task_family", {}, random_state=3).X)
 
 
 def test_a_refused_value_built_off_the_loop_keeps_the_data_and_says_why():

@@ -2,9 +2,9 @@
 
 :func:`run_comparison` runs :func:`explorer.compare.compare` and builds everything shown from
 its result (the Bokeh figures and the code included) on a work-service thread;
-:class:`ComparisonResults` shows that on the event loop: the table (best per column in bold),
-"Download CSV", "Download report" (``ComparisonResult.to_html``, Bokeh inline), "Show code",
-the per-task bars and the task matrices beside the truth.
+:class:`ComparisonResults` shows that on the event loop: the table (the average first, a
+column's clear winner marked), "Download CSV", "Download report" (``ComparisonResult.to_html``,
+Bokeh inline), "Show code", the per-task bars and the task matrices beside the truth.
 """
 
 from __future__ import annotations
@@ -21,18 +21,29 @@ from explorer.app.access import name_figures
 from explorer.app.export import fresh_curdoc
 from explorer.compare import compare
 from explorer.data.validation import TRUTH_SPEC
-from explorer.viz.comparison import bokeh_model, comparison_plot, relationship_plot
+from explorer.viz.comparison import (
+    bokeh_model,
+    comparison_plot,
+    page_table_html,
+    relationship_plot,
+)
 
 __all__ = ["ComparisonOutcome", "ComparisonResults", "run_comparison", "truth_matrices"]
 
 TABLE_CSS = """
 table.mtl-compare { border-collapse: collapse; font-size: 14px; }
-table.mtl-compare caption { caption-side: bottom; text-align: left; font-size: 13px;
-  color: #555; padding-top: 4px; }
+p.mtl-caption { font-size: 13px; color: #444; margin: 4px 0 0; }
 table.mtl-compare th, table.mtl-compare td { border-bottom: 1px solid #ddd;
-  padding: 4px 10px; text-align: right; white-space: nowrap; }
-table.mtl-compare th:first-child { text-align: left; }
-table.mtl-compare td.best { background: #eef5ff; }
+  padding: 4px 8px; text-align: right; vertical-align: top; white-space: nowrap; }
+table.mtl-compare th { white-space: normal; min-width: 4.5em; max-width: 6.5em; }
+table.mtl-compare tbody th, table.mtl-compare thead th:first-child { text-align: left;
+  min-width: 7em; max-width: 9em; }
+table.mtl-compare .spread { display: block; font-size: 12px; color: #444; }
+table.mtl-compare .average { border-left: 2px solid #444; border-right: 2px solid #444;
+  background: #f2f2f2; font-weight: 600; }
+table.mtl-compare td.clear-best { background: #1f4e9c; color: #ffffff; font-weight: 700; }
+table.mtl-compare td.clear-best .spread { color: #ffffff; }
+table.mtl-compare td.clear-best .star { font-size: 16px; }
 """
 
 
@@ -102,7 +113,7 @@ class ComparisonResults(pn.viewable.Viewer):
 
     def show(self, outcome: ComparisonOutcome) -> None:
         self.result, self.truth = outcome.result, outcome.truth
-        self.table.object = outcome.result.table_html()
+        self.table.object = page_table_html(outcome.result)
         name_figures(outcome.plots)
         name_figures(outcome.matrices)   # "truth: <key>" figures say so in their titles
         self.plots.object, self.matrices.object = outcome.plots, outcome.matrices

@@ -77,13 +77,16 @@ RELATIONS = ("related", "negated", "unrelated", "relabelled")
 class TaskFamilyParams(param.Parameterized):
     """Parameters of ``make_task_family``."""
 
+    # The app opens on these defaults: few examples per task in 12 dimensions, where one
+    # task alone learns poorly and the five related tasks' examples help it (shared models
+    # beat separate ones); the unrelated task shows what sharing must leave alone.
     relations = param.String(
-        "related,negated,unrelated", label="Relations to task 0",
+        "related,related,related,related,related,unrelated", label="Relations to task 0",
         regex=r"^\s*(related|negated|unrelated|relabelled)\s*"
               r"(,\s*(related|negated|unrelated|relabelled)\s*){0,49}$",
         doc="comma-separated list of related, negated, unrelated, relabelled")
-    n_features = param.Integer(2, bounds=(1, 200), label="Features")
-    n_samples_per_task = param.Integer(100, bounds=(4, 5000), label="Examples per task")
+    n_features = param.Integer(12, bounds=(1, 200), label="Features")
+    n_samples_per_task = param.Integer(24, bounds=(4, 5000), label="Examples per task")
     perturbation = param.Number(0.3, bounds=(0.0, 5.0), label="Perturbation of related tasks")
     noise = param.Number(0.1, bounds=(0.0, 5.0), label="Noise")
     kind = param.Selector(default="classification", objects=["classification", "regression"],

@@ -7,7 +7,10 @@ HTML report. HoloViews for the composed static plots; no Panel.
 * :func:`relationship_plot`: each method's task matrices averaged over the trials, on the
   diverging map of every signed matrix of the app, symmetric limits;
 * :func:`report_html`: one HTML document with the tables and those figures, Bokeh's
-  JavaScript inline (it opens offline, from a file or an e-mail).
+  JavaScript inline (it opens offline, from a file or an e-mail);
+* :func:`page_table_html`: the table as the app shows it, read on a projector: the average
+  first, narrow columns, and a strong mark only on a column's clear winner
+  (:func:`clearly_best`).
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ import pandas as pd
 from . import style
 from .standalone import standalone_html
 
-__all__ = ["bar_plot", "bokeh_model", "comparison_plot", "pair_frame", "pair_plot",
-           "relationship_plot",
-           "report_html", "MAX_BAR_PANELS", "MAX_MATRICES"]
+__all__ = ["bar_plot", "bokeh_model", "clearly_best", "comparison_plot", "page_table_html",
+           "pair_frame", "pair_plot", "relationship_plot", "report_html", "MAX_BAR_PANELS",
+           "MAX_MATRICES", "CLEAR_MARK"]
 
 #: Task panels drawn at most (the average always is): a picture of 200 tasks reads as noise.
 MAX_BAR_PANELS = 16
@@ -48,8 +51,30 @@ def bokeh_model(obj):
     return renderer.get_plot(obj, doc=Document()).state
 
 
+#: Every text of the plots at the app's sizes (at least 12 px: read on a projector).
+_FONTS = {"title": style.TITLE_FONT, "labels": style.AXIS_FONT, "xticks": style.TICK_FONT,
+          "yticks": style.TICK_FONT, "legend": style.TICK_FONT, "cticks": style.TICK_FONT}
+
+
 def _method_colors(methods) -> dict[str, str]:
     return dict(zip(methods, style.label_colors(len(methods)), strict=True))
+
+
+def _wrapped(name: str, width: int = 12) -> str:
+    """A method's name on lines of about ``width`` characters (broken at spaces), so the
+    bars' slanted labels stay apart.
+
+    >>> print(_wrapped("single-task logistic"))
+    single-task
+    logistic
+    """
+    lines: list[str] = []
+    for word in str(name).split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
 
 
 def _bars(result, metric: str, width: int, height: int) -> list:
@@ -64,15 +89,14 @@ def _bars(result, metric: str, width: int, height: int) -> list:
         part = summary[summary["task"] == task][["method", "mean", "std"]].copy()
         part["std"] = part["std"].fillna(0.0)
         part["color"] = part["method"].map(colors)
+        part["method"] = part["method"].map(_wrapped)
         bars = hv.Bars(part, kdims=["method"], vdims=["mean", "std", "color"]).opts(
             color="color", line_color=None, tools=["hover"])
         errors = hv.ErrorBars(part, kdims=["method"], vdims=["mean", "std"]).opts(
             line_width=1.5)
         panels.append((bars * errors).opts(
-            title=str(task), width=width, height=height, xrotation=30, xlabel="",
-            ylabel=f"{metric} ({direction} better)", fontsize={
-                "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
-                "xticks": style.TICK_FONT, "yticks": style.TICK_FONT}))
+            title=str(task), width=width, height=height, xrotation=70, xlabel="",
+            ylabel=f"{metric} ({direction} better)", fontsize=_FONTS))
     return panels
 
 
@@ -135,9 +159,7 @@ def pair_plot(result, metric: str | None = None, *, a: str | None = None,
         title=f"{metric}, each trial and task", width=size + (170 if legend else 0),
         height=size, xlabel=a, ylabel=b, legend_position="right", show_legend=legend,
         toolbar="above",
-        xlim=(low, high), ylim=(low, high), fontsize={
-            "title": style.TITLE_FONT, "labels": style.AXIS_FONT,
-            "xticks": style.TICK_FONT, "yticks": style.TICK_FONT})
+        xlim=(low, high), ylim=(low, high), fontsize=_FONTS)
 
 
 def bar_plot(result, metric: str | None = None, *, width: int = 240, height: int = 240,
@@ -200,7 +222,7 @@ def relationship_plot(result, *, truth=None, size: int = 240, limit: int = MAX_M
                 cmap=list(style.DIVERGING), clim=(-bound, bound), colorbar=True,
                 title=f"{method}: {key}", width=size + 140, height=size + 40, xlabel="",
                 ylabel="", xaxis="bottom" if "xticks" in ticks else None, xrotation=45,
-                tools=["hover"], **ticks))
+                tools=["hover"], fontsize=_FONTS, **ticks))
     return hv.Layout(panels).cols(3) if panels else None
 
 
@@ -254,3 +276,69 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
                    + (", beside the truth" if truth else "") + ")</h2>",
                    bokeh_model(matrices)]
     return standalone_html(blocks, title, REPORT_CSS)
+
+
+#: The mark of a column's clear winner in :func:`page_table_html` (with a filled cell).
+CLEAR_MARK = "★"
+
+
+def clearly_best(result, metric: str | None = None, *, alpha: float = 0.05) -> pd.Series:
+    """Per table column (tasks, then the average): the method that is clearly best, or None.
+
+    Clearly best: the column's best mean, and a paired t-test over the trials (level
+    ``alpha``) tells every other method apart from it: the paper's marking singles it
+    out. With few trials (or close methods) no method is.
+    """
+    metric = _check_metric(result, metric)
+    best = result.best(metric, alpha=alpha)
+    winners = {}
+    for column in result.columns:
+        marked = best.index[best[column].to_numpy()]
+        winners[column] = marked[0] if len(marked) == 1 and len(result.methods) > 1 else None
+    return pd.Series(winners, dtype=object)
+
+
+def page_table_html(result, metric: str | None = None, *, digits: int = 3,
+                    alpha: float = 0.05) -> str:
+    """The comparison table as the app shows it (HTML, names escaped).
+
+    Methods as rows; the average is the first column after the method, so it is in view
+    however many tasks follow; each cell holds the mean over a line with the standard
+    deviation, so columns stay narrow, and long names wrap. Only a clear winner
+    (:func:`clearly_best`) is marked: a filled cell with :data:`CLEAR_MARK`; the caption
+    under the table says what the mark means.
+    """
+    metric = _check_metric(result, metric)
+    summary = result.summary(metric, alpha=alpha).set_index(["task", "method"])
+    winners = clearly_best(result, metric, alpha=alpha)
+    esc = html.escape
+    columns = [result.columns[-1], *result.columns[:-1]]      # the average first
+
+    def cell(column: str, method: str) -> str:
+        row = summary.loc[(column, method)]
+        mean, std, n = row["mean"], row["std"], row["n"]
+        text = "n/a" if np.isnan(mean) else f"{mean:.{digits}f}"
+        spread = f"± {std:.{digits}f}" if n >= 2 and not np.isnan(std) else ""
+        classes = ["average"] if column == columns[0] else []
+        mark = ""
+        if winners[column] == method:
+            classes.append("clear-best")
+            mark = f'<span class="star" aria-label="clearly best">{CLEAR_MARK}</span> '
+        attribute = f' class="{" ".join(classes)}"' if classes else ""
+        return (f"<td{attribute}>{mark}{text}"
+                + (f'<span class="spread">{spread}</span>' if spread else "") + "</td>")
+
+    head = f'<th class="average">{esc(columns[0])}</th>' + "".join(
+        f"<th>{esc(c)}</th>" for c in columns[1:])
+    body = "".join(f"<tr><th>{esc(method)}</th>"
+                   + "".join(cell(c, method) for c in columns) + "</tr>"
+                   for method in result.methods)
+    direction = "higher" if result.greater_is_better[metric] else "lower"
+    caption = (f"{metric} ({direction} is better): mean and ± standard deviation over "
+               f"{result.n_trials} trials. {CLEAR_MARK} on a filled cell: clearly the best of "
+               f"its column (the best mean, and a paired t-test at {alpha:g} tells every "
+               "other method apart from it); a column without the mark has no clear winner.")
+    # the caption under the table, not in it: a table wider than the page scrolls sideways
+    # and its <caption> with it, past the right edge
+    return (f'<table class="mtl-compare mtl-page"><thead><tr><th>method</th>{head}</tr>'
+            f'</thead><tbody>{body}</tbody></table><p class="mtl-caption">{esc(caption)}</p>')

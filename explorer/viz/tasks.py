@@ -1,9 +1,11 @@
 """Static views of a multi-task dataset: one 2-D scatter per task (plain Bokeh, no Panel).
 
 With two features the axes are the features themselves; with more, every task is drawn in
-the same 2-D projection: a PCA fitted on the examples of *all* tasks, so that positions are
-comparable from task to task (the axis labels say so, with the share of variance). Axis
-ranges are shared across the tasks for the same reason.
+the same 2-D projection, so that positions are comparable from task to task: the plane of
+the directions along which the tasks' labels change (:func:`label_directions`), where a
+task's classes fall apart and related tasks look alike; a PCA of all tasks' examples when
+no labels are given. The axis labels say which, with each axis' share. Axis ranges are
+shared across the tasks for the same reason.
 
 >>> import numpy as np
 >>> from explorer.data import MultiTaskDataset
@@ -28,7 +30,7 @@ from explorer.data import MultiTaskDataset
 
 from . import style
 
-__all__ = ["TaskScatterPanels", "label_colors", "project_2d", "scatter_frame",
+__all__ = ["TaskScatterPanels", "label_colors", "label_directions", "project_2d", "scatter_frame",
            "task_scatter_figures", "task_scatter_grid", "truth_matrices"]
 
 #: Points drawn per task panel at most (a random, fixed subset beyond): the browser draws
@@ -37,7 +39,59 @@ MAX_POINTS_PER_PANEL = 2000
 
 
 
-def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None
+def label_directions(X: np.ndarray, y: np.ndarray, task: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The directions along which the tasks' labels change, most shared first.
+
+    Each task contributes ``X_t^T Y_t`` (its centred examples against its centred labels:
+    one column for a numeric target, one per class otherwise), scaled to unit norm so every
+    task counts alike; the left singular vectors of all tasks' columns together are the
+    directions. A negated task adds the same direction as its base task, an unrelated one
+    a direction of its own.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), numbers or class labels
+    task : ndarray of shape (n_samples,), task indices
+
+    Returns
+    -------
+    directions : ndarray of shape (n_features, k), orthonormal columns (k <= n_features);
+        the first points the way task 0's labels grow
+    share : ndarray of shape (k,), each direction's share of the tasks' label variation
+
+    >>> X = np.array([[1.0, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0]])
+    >>> d, share = label_directions(X, np.array([1, 0, 1, 0]), np.array([0, 0, 1, 1]))
+    >>> np.round(np.abs(d[:, :2]), 6).tolist(), np.round(share, 2).tolist()
+    ([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], [0.5, 0.5])
+    """
+    X, y, task = np.asarray(X, dtype=np.float64), np.asarray(y), np.asarray(task)
+    numeric = np.issubdtype(y.dtype, np.number) and np.unique(y).size > 2
+    columns = []
+    for t in np.unique(task):
+        rows = task == t
+        Xt = X[rows] - X[rows].mean(axis=0)
+        if numeric:
+            Yt = y[rows, None].astype(np.float64)
+        else:
+            Yt = (y[rows, None] == np.unique(y[rows])[None, :]).astype(np.float64)
+        Yt = Yt - Yt.mean(axis=0)
+        block = Xt.T @ Yt
+        norm = np.linalg.norm(block)
+        if norm > 0:
+            columns.append(block / norm)
+    if not columns:
+        return np.zeros((X.shape[1], 0)), np.zeros(0)
+    directions, singular, _ = np.linalg.svd(np.hstack(columns), full_matrices=False)
+    first = columns[0][:, -1]        # task 0's last class (or its target) grows rightwards
+    if first @ directions[:, 0] < 0:
+        directions[:, 0] *= -1
+    keep = singular > 1e-12 * singular[0]
+    return directions[:, keep], singular[keep] ** 2 / np.sum(singular**2)
+
+
+def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None, y=None, task=None
                ) -> tuple[np.ndarray, tuple[str, str]]:
     """Coordinates for a 2-D picture of ``X`` and the two axis labels.
 
@@ -45,12 +99,16 @@ def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None
     ----------
     X : ndarray of shape (n_samples, n_features)
     feature_names : list of str, optional
+    y, task : ndarray of shape (n_samples,), optional
+        Labels and task indices: with them (and more than two features) the picture is
+        the plane of the first two :func:`label_directions`.
 
     Returns
     -------
     Z : ndarray of shape (n_samples, 2)
         ``X`` itself for two features; ``(x, 0)`` for one; otherwise the scores on the
-        first two principal components of ``X`` (all rows, i.e. all tasks together).
+        first two label directions, or (without labels) on the first two principal
+        components of ``X`` (all rows, i.e. all tasks together).
     labels : (str, str)
     """
     X = np.asarray(X, dtype=np.float64)
@@ -61,6 +119,12 @@ def project_2d(X: np.ndarray, feature_names: Sequence[str] | None = None
     if d == 2:
         return X.copy(), (names[0], names[1])
     centred = X - X.mean(axis=0)
+    if y is not None and task is not None:
+        directions, share = label_directions(X, y, task)
+        if directions.shape[1] >= 2:
+            return centred @ directions[:, :2], (
+                f"Direction 1 of the tasks' labels ({share[0]:.0%})",
+                f"Direction 2 ({share[1]:.0%})")
     # economy SVD: the right singular vectors are the principal axes
     _, singular, vt = np.linalg.svd(centred, full_matrices=False)
     Z = centred @ vt[:2].T
@@ -87,13 +151,14 @@ def task_scatter_figures(dataset: MultiTaskDataset, *, width: int = 320, height:
 
     Classification: one colour per class label, the same across tasks, with a legend.
     Regression: colour is the target value on one shared scale (a colour bar on the last
-    figure). All figures share the projection of :func:`project_2d` and the axis ranges.
+    figure). All figures share the projection of :func:`project_2d` (with the labels) and
+    the axis ranges.
 
     Returns
     -------
     list of bokeh.plotting.figure
     """
-    Z, (xlabel, ylabel) = project_2d(dataset.X, dataset.feature_names)
+    Z, (xlabel, ylabel) = project_2d(dataset.X, dataset.feature_names, dataset.y, dataset.task)
     x_range, y_range = _padded_range(Z[:, 0]), _padded_range(Z[:, 1])
     shown = range(min(dataset.n_tasks, max_tasks))
     classification = dataset.kind == "classification"
@@ -168,7 +233,8 @@ def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
     >>> len(frame["panels"]), frame["target_range"] is None
     (2, True)
     """
-    Z, (x_label, y_label) = project_2d(dataset.X, dataset.feature_names)
+    Z, (x_label, y_label) = project_2d(dataset.X, dataset.feature_names, dataset.y,
+                                       dataset.task)
     classification = dataset.kind == "classification"
     if classification:
         labels = np.unique(dataset.y).tolist()

@@ -22,7 +22,7 @@ from bokeh.plotting import figure
 from scipy.optimize import linear_sum_assignment
 
 from .live import CurveView, LiveView, MatrixHeatmap, agreement_html
-from .style import set_columns, style_figure
+from .style import TICK_FONT, set_columns, style_figure
 
 __all__ = ["PhiView", "PsiScaleView", "GateView", "figure1", "match_clusters",
            "transfer_table_markdown", "slider_ranges", "fit_summary"]
@@ -173,7 +173,8 @@ class GateView:
                                  color_mapper=self.mapper)
         plane.scatter("x", "y", color="color", size=6, line_color="white", line_width=0.5,
                       source=self.points)
-        plane.add_layout(ColorBar(color_mapper=self.mapper, width=10), "right")
+        plane.add_layout(ColorBar(color_mapper=self.mapper, width=10,
+                                  major_label_text_font_size=TICK_FONT), "right")
         for fig in (bars, plane):
             style_figure(fig)
         self.bars, self.plane = bars, plane
@@ -300,9 +301,11 @@ def fit_summary(model, data) -> str:
     clusters = (data.truth or {}).get("clusters")
     if clusters is not None:
         ari = adjusted_rand_score(np.asarray(clusters), model.phi_.argmax(axis=1))
-        text += f"Clusters against the truth: adjusted Rand index **{ari:.2f}**. "
+        text += (f"Clusters against the truth: adjusted Rand index **{ari:.2f}** (1: the "
+                 "true clusters exactly, up to their names; 0: no better than chance). ")
     scale = np.trace(model.Psi_) / model.Psi_.shape[0]
-    return text + (f"tr(Psi)/F = **{scale:.3g}** (the bound favours a small Psi at few examples "
-                   "per task). On tasks seen in training every variant predicts with the task's "
-                   "own posterior mean, so TL-TF and TL-MC score alike there; the difference is "
-                   "on *new* tasks (below).")
+    return text + (f"tr(Psi)/F = **{scale:.3g}** (Psi: how far a task's weights spread around "
+                   "its cluster's prediction from the task features; the bound favours a small "
+                   "Psi at few examples per task). On tasks seen in training every variant "
+                   "predicts with the task's own posterior mean, so TL-TF and TL-MC score alike "
+                   "there; the difference is on *new* tasks (below).")

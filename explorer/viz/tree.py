@@ -103,7 +103,9 @@ class TreeDiagram:
     leaf labels past 3 characters); the hover tooltips give them in full. The figure
     stretches to its column's width and the browser draws positions and fonts at one scale
     that fits the tree to it (:data:`_FIT_JS`, from ``extent``, the tree's size at scale 1),
-    so what fits at scale 1 fits on every screen.
+    so what fits at scale 1 fits on every screen. That scale never takes a text below 12 px
+    (``min_scale``): a wider tree is panned. From depth ``compact_depth`` on, a split node's
+    label is its feature alone (the threshold on hover), so deep levels stay narrow.
 
     Per-task detail is capped for readability and frame size: class bars for the first
     ``max_bar_tasks`` tasks, hover text for the first ``max_hover_tasks``, at most
@@ -120,22 +122,27 @@ class TreeDiagram:
     max_hover_tasks = 8
     max_leaf_items = 8
     max_feature_chars = 10
+    #: From this depth on a split node shows its feature only, in at most
+    #: ``compact_feature_chars`` characters (the hover gives the split in full).
+    compact_depth, compact_feature_chars = 3, 6
     max_legend_items = 10
     #: Legend rows wrap to this width (the figure's column at 1366 x 768), font in px.
     legend_width, legend_font_px = 620, 13
-    #: Sizes in screen pixels.
-    font_px, item_font_px, line_px, pad = 13, 11, 15, 5
-    item_px, item_gap = 15, 2
+    #: Sizes in screen pixels (at scale 1).
+    font_px, item_font_px, line_px, pad = 13, 13, 15, 5
+    item_px, item_gap = 17, 2
     bar_px, bar_gap, edge_px, node_gap, margin = 2, 1, 16, 8, 12
     _NODE_COLUMNS = ("x", "y", "w", "h", "ty", "text", "full", "fill", "line", "width",
                      "node", "counts", "gains")
     _TEXT_COLUMNS = ("text", "full", "fill", "line", "width", "counts", "gains")
     _LEAF_COLUMNS = ("x", "y", "w", "color", "ink", "text", "task", "label", "reason")
 
-    #: Scales the browser may draw at (see :data:`_FIT_JS`): never below ``min_scale``
-    #: (9.75 px labels; a wider tree is panned), never above ``max_scale`` or taller than
-    #: ``max_frame_height`` pixels.
-    min_scale, max_scale, max_frame_height = 0.75, 1.25, 640
+    #: The smallest text drawn, in pixels (9 pt: read from the back of a classroom).
+    min_text_px = 12
+    #: Scales the browser may draw at (see :data:`_FIT_JS`): never below ``min_scale`` (the
+    #: smallest label at ``min_text_px``; a wider tree is panned), never above
+    #: ``max_scale`` or taller than ``max_frame_height`` pixels.
+    min_scale, max_scale, max_frame_height = min_text_px / min(font_px, item_font_px), 1.25, 640
 
     def __init__(self, task_names, classes, feature_names, *, width=760, height=420,
                  max_frame_height: int | None = None):
@@ -321,7 +328,11 @@ class TreeDiagram:
             full = "none (a leaf for every task still here)"
         else:
             name = self.feature_names[node["feature"]]
-            text = f"{shorten(name, self.max_feature_chars)}\n≤ {_short_number(node['threshold'])}"
+            if node["depth"] >= self.compact_depth:
+                text = shorten(name, self.compact_feature_chars)
+            else:
+                text = (f"{shorten(name, self.max_feature_chars)}\n"
+                        f"≤ {_short_number(node['threshold'])}")
             full = f"{name} <= {node['threshold']:.6g}"
         split = node["deciding_task"] is not None
         return {"text": text, "full": full, "fill": "white",
@@ -826,30 +837,39 @@ class GainBars:
                     alpha=np.where(decided, 1.0, 0.35).astype(np.float32),
                     line=np.where(decided, 3.0, 0.0).astype(np.float32))
 
-    def update(self, node: dict | None) -> None:
-        """Show the gains of ``node`` (a snapshot record); a leaf node (or none) clears the
-        bars and the IG_J line.
+    def update(self, node: dict | None, last_split: dict | None = None) -> None:
+        """Show the gains of ``node`` (a snapshot record). At a leaf node the chart shows
+        ``last_split`` (the newest node that split, if any; the title says so), so a
+        finished fit keeps a split on screen; with neither (or no node) the bars and the
+        IG_J line are cleared.
 
         Only the numbers change, as float32 arrays (sent as binary): the task names and
         colours are set by :meth:`set_names`. Lists were encoded element by element, ~5 KB
         and a few ms of the server's time a frame at 100 tasks."""
         m = len(self.task_names)
-        if node is None or node.get("gains") is None:
+        shown = node if node is not None and node.get("gains") is not None else (
+            last_split if node is not None else None)
+        if shown is None or shown.get("gains") is None:
             set_columns(self.source, **self._numbers(m))
             self.ig_j_line.visible = False
             self.figure.title.text = ("Per-task gain of the chosen split (bits)" if node is None
                                       else f"node {node['node']}: a leaf, no split")
             return
-        gains = np.nan_to_num(np.asarray(node["gains"]["task"], dtype=float))
-        set_columns(self.source, **self._numbers(m, gains, node["deciding_task"]))
-        g = node["gains"]
+        gains = np.nan_to_num(np.asarray(shown["gains"]["task"], dtype=float))
+        set_columns(self.source, **self._numbers(m, gains, shown["deciding_task"]))
+        g = shown["gains"]
         self.ig_j_line.location = float(g["ig_j"])
         self.ig_j_line.visible = True
         # the pooled gain may exceed every task's: the axis shows both
         self.figure.y_range.end = 1.1 * max(float(gains.max(initial=0.0)), float(g["ig_j"]),
                                             0.05)
-        self.figure.title.text = (f"node {node['node']}: IG_M {g['ig_m']:.2f}, "
-                                  f"IG_U {g['ig_u']:.2f}, IG_J {g['ig_j']:.2f} (dashed)")
+        if shown is node:
+            self.figure.title.text = (f"node {node['node']}: IG_M {g['ig_m']:.2f}, "
+                                      f"IG_U {g['ig_u']:.2f}, IG_J {g['ig_j']:.2f} (dashed)")
+        else:
+            self.figure.title.text = (f"last split, node {shown['node']}: IG_M "
+                                      f"{g['ig_m']:.2f}, IG_U {g['ig_u']:.2f}, "
+                                      f"IG_J {g['ig_j']:.2f}")
 
 
 def theorem1_boxplot(ratios: dict[str, dict[str, np.ndarray]], *, width=560, height=300):
@@ -932,7 +952,8 @@ class TreeDiagramView(LiveView):
 
 
 class GainBarsView(LiveView):
-    """Per-task gains of the newest split (``info["node"]``)."""
+    """Per-task gains of the newest node (``info["node"]``); at a leaf, of the newest node
+    of the tree that split (so the end of a fit shows its last split)."""
 
     def __init__(self, **figure):
         self.bars = GainBars(["T0"], **figure)
@@ -942,8 +963,14 @@ class GainBarsView(LiveView):
         self.bars.set_names(dataset.task_names)
 
     def update(self, snapshot) -> None:
-        if "node" in snapshot.info:
-            self.bars.update(snapshot.info["node"])
+        if "node" not in snapshot.info:
+            return
+        node = snapshot.info["node"]
+        last_split = None
+        if node.get("gains") is None:   # the records are in the order they were processed
+            last_split = next((n for n in reversed(snapshot.info.get("tree") or ())
+                               if n.get("gains") is not None), None)
+        self.bars.update(node, last_split)
 
     def clear(self) -> None:
         self.bars.update(None)

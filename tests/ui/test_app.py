@@ -148,7 +148,8 @@ def test_bad_values_show_a_message_and_the_app_keeps_working(app_url, page):
     relations.press("Enter")
     toast(page, "siblings").wait_for()
     assert "relations" in toast(page, "siblings").inner_text()
-    expect(relations).to_have_value("related,negated,unrelated")   # back to the value in force
+    # back to the value in force
+    expect(relations).to_have_value(CATALOG["task_family"].defaults()["relations"])
     assert summary(page).inner_text() == before
     # and the app still answers
     box = page.get_by_label("Data seed")
@@ -184,11 +185,13 @@ def test_trees_page_grows_node_by_node(app_url, new_page):
     assert pacer["watched"][0] not in pacer["offscreen"]
     assert set(pacer["offscreen"]) < set(pacer["watched"])
     # the browser fits the tree to its column at one scale for boxes and labels: the whole
-    # tree in the frame, labels at 13 px times that scale, legends for tasks and classes
+    # tree in the frame, labels at 13 px times that scale (never below 12 px), legends for
+    # tasks and classes
     page.wait_for_function(TREE_FIT_JS + "() !== null")
     fit = page.evaluate(TREE_FIT_JS + "()")
     scale = fit["width"] / fit["span"]
-    assert 0.75 <= scale <= 1.25 and fit["font"] == pytest.approx(13 * scale, abs=0.02)
+    assert 12 / 13 - 1e-9 <= scale <= 1.25 + 1e-9
+    assert fit["font"] == pytest.approx(13 * scale, abs=0.02) and fit["font"] >= 12 - 0.01
     assert fit["start"] <= fit["lo"] and fit["hi"] <= fit["start"] + fit["span"]
     assert fit["frame_height"] >= fit["height"] * scale - 1
     assert fit["legends"] == [["Tasks:", *TASKS_2], ["Classes (bars):", "0", "1", "2", "3"]]
@@ -549,7 +552,8 @@ def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_p
         page.get_by_role("button", name="Download CSV").click()
     lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("method,trial,task,metric,value")
-    assert len(lines) == 1 + 4 * 3 * (4 + 1)          # methods x trials x (tasks + average)
+    n_tasks = len(CATALOG["task_family"].defaults()["relations"].split(",")) + 1
+    assert len(lines) == 1 + 4 * 3 * (n_tasks + 1)    # methods x trials x (tasks + average)
     with page.expect_download() as download:
         page.get_by_role("button", name="Download report").click()
     report = Path(download.value.path()).read_text(encoding="utf-8")
@@ -574,6 +578,39 @@ def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_p
     page.get_by_text(re.compile(r"Cancelled after \d+ of 250 fits")).first.wait_for(
         timeout=90_000)
     expect(page.get_by_role("button", name="▶ Run comparison")).to_be_enabled()
+
+
+def test_shared_vs_separate_on_the_opening_data_beats_separate_models(app_url, new_page):
+    """The data the app opens on show the point: after a fit (Fast) the summary's mean test
+    error of the shared model is below the separate models'."""
+    page = open_app(new_page({"width": 1366, "height": 768}),
+                    app_url + "?page=shared_vs_separate")
+    page.get_by_text("Ready.").first.wait_for()
+    page.get_by_role("button", name="Fast").click()
+    expect(page.get_by_role("combobox", name="Speed")).to_have_value("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text("Mean test error").first.wait_for(timeout=60_000)
+    note = page.get_by_text("Mean test error").first.inner_text()
+    found = re.search(r"model (\d\.\d{3}), separate (\d\.\d{3})", note)
+    assert found, note
+    shared, separate = (float(v) for v in found.groups())
+    assert shared < separate, note
+
+
+def test_compare_shows_its_average_column_without_scrolling_sideways(app_url, new_page):
+    """At 1366 x 768 with the sidebar open, the table's average column lies inside the
+    window (the seven tasks of the opening data follow it)."""
+    page = open_app(new_page({"width": 1366, "height": 768}),
+                    app_url + "?page=compare&compare.n_trials=3")
+    page.get_by_role("button", name="▶ Run comparison").click()
+    page.get_by_text(re.compile(r"Done: 4 methods × 3 trials")).first.wait_for(timeout=90_000)
+    expect(page.get_by_text(re.compile(r"Best on average: "))).to_have_count(1)
+    heading = page.locator("table.mtl-compare th.average")
+    expect(heading).to_have_text("average")
+    for cell in (heading, page.locator("table.mtl-compare td.average").last):
+        box = cell.bounding_box()
+        assert box is not None and 0 <= box["x"] and box["x"] + box["width"] <= 1366, box
+    expect(page.locator("p.mtl-caption")).to_contain_text("clearly the best")
 
 
 def test_a_checkbox_label_ticks_it_and_run_after_done_starts_again(app_url, page):

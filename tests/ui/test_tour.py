@@ -63,6 +63,10 @@ LAYOUT_HOOK_JS = """() => {
 }"""
 
 
+#: Tasks of the data the app opens on (the catalog's default task family).
+OPENING_TASKS = len(CATALOG["task_family"].defaults()["relations"].split(",")) + 1
+
+
 def summary(page):
     """The sidebar's one-line data summary ('Data: 4 tasks · ...')."""
     return page.locator("p", has_text="Data:").first
@@ -138,10 +142,10 @@ def test_a_tour_of_the_app_leaves_the_console_clean(app_url, new_page, browser, 
                                                     tmp_path):
     page = new_page(PROJECTOR)
     page.goto(app_url)
-    wait_for_data(page, r"\b4 tasks")
+    wait_for_data(page, rf"\b{OPENING_TASKS} tasks")
     page.get_by_text(PAGES["Tasks"][1]).first.wait_for()
 
-    # every page once, the model pages left with views of the 4 tasks
+    # every page once, the model pages left with views of the opening data's tasks
     for title in PAGES:
         show(page, title)
     # hidden pages are left out of the browser's layout passes: the hook found its internals

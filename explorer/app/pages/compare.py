@@ -18,9 +18,10 @@ from explorer.app.kit import settings_form
 from explorer.app.work import TURNS, Cancelled, busy, locked
 from explorer.compare import ComparisonCancelled
 from explorer.compare.methods import METHODS, CompareSettings, chosen_estimators, settings_shown
+from explorer.viz.comparison import CLEAR_MARK
 from explorer.viz.live import escape
 
-__all__ = ["ComparePage", "COMPARE_WORKERS", "truth_matrices"]
+__all__ = ["ComparePage", "COMPARE_WORKERS", "best_on_average", "truth_matrices"]
 
 #: Worker processes of one comparison (the machine's two cores).
 COMPARE_WORKERS = 2
@@ -31,10 +32,29 @@ INTRO = """
 Every chosen method is fitted on the same random splits of the current data (the sidebar's
 train fraction per task, one split per trial) and scored on the rest: error rate for
 classification, nMSE for regression. The table gives mean ± standard deviation over the
-trials; **bold** is the best of a column, and every method that a paired t-test (5%) cannot
-tell apart from it. Below: the same numbers as bars, trial by trial as a scatter of two
-methods, and what each method learned about the tasks beside the truth.
+trials, the average first. A filled cell with ★ is clearly the best of its column: the best
+mean, and a paired t-test (5%) tells every other method apart from it; a column without ★
+has no clear winner (with few trials, often). Below: the same numbers as bars, trial by
+trial as a scatter of two methods, and what each method learned about the tasks beside the
+truth.
 """
+
+
+def best_on_average(result) -> str:
+    """The status's verdict on the average column (Markdown): the method of the best mean,
+    then the ones a paired t-test (5%) cannot tell apart from it (it is not clearly best)."""
+    summary = result.summary(columns=[result.columns[-1]])
+    marked = summary[summary["best"]]
+    if marked.empty:
+        return "Best on average: **?**."
+    first = marked["mean"].idxmax() if result.greater_is_better[result.metrics[0]] \
+        else marked["mean"].idxmin()
+    others = [escape(m) for m in marked["method"] if m != marked.at[first, "method"]]
+    text = f"Best on average: **{escape(marked.at[first, 'method'])}**"
+    if others:
+        return (text + ", not clearly ahead of " + ", ".join(f"**{m}**" for m in others)
+                + " (paired t-test, 5%).")
+    return text + f" ({CLEAR_MARK}: clearly)."
 
 
 class ComparePage(pn.viewable.Viewer):
@@ -129,12 +149,10 @@ class ComparePage(pn.viewable.Viewer):
         def show(outcome) -> None:
             self._finish()
             self.results.show(outcome)
-            average = outcome.result.best()[outcome.result.columns[-1]]
-            winners = ", ".join(escape(m) for m in average.index[average.to_numpy()]) or "?"
             self.status.object = (
                 f"Done: {len(outcome.result.methods)} methods × {outcome.result.n_trials} "
-                f"trials in {time.perf_counter() - started:.1f} s. Best on average: "
-                f"**{winners}**." + "".join(
+                f"trials in {time.perf_counter() - started:.1f} s. "
+                + best_on_average(outcome.result) + "".join(
                     f"\n\nLeft out, its fit failed: **{escape(method)}** ({escape(reason)})."
                     for method, reason in outcome.result.failures.items()))
 

@@ -94,6 +94,11 @@ def views():
             LossBoundsView(), SupertaskView()]
 
 
+#: What each step rule does, as the summary says it.
+STEP_RULES = {"armijo": "backtracking until the loss falls", "mm": "a majorise-minimise step",
+              "plain": "the paper's full step, Eq. 12"}
+
+
 def explain(model, result, data, test) -> str:
     """Signs against the truth, the collapse, the rounds whose loss rose."""
     corr = model.correlation_
@@ -104,19 +109,24 @@ def explain(model, result, data, test) -> str:
         linked = off & (np.asarray(relation) != 0)
         right = int(np.sum(np.sign(corr[linked]) == np.asarray(relation)[linked]))
         text += (f"Correlation signs right on **{right // 2} of {int(linked.sum()) // 2}** "
-                 "related/negated pairs. ")
+                 "related/negated pairs (a learned correlation's sign against the true +1 / "
+                 "-1 of the pair). ")
     values = np.sort(np.linalg.eigvalsh(model.Omega_))[::-1]
     if data.n_tasks > 1:
-        text += f"Omega's eigenvalue ratio 2nd/1st: **{values[1] / values[0]:.2g}**. "
+        text += (f"Omega's eigenvalue ratio 2nd/1st: **{values[1] / values[0]:.2g}** (near 0: "
+                 "Omega has collapsed onto one direction, as if all tasks were one task or "
+                 "its negation). ")
     history = np.r_[np.log(2.0) * data.n_tasks, model.objective_history_]
     rose = int(np.sum(np.diff(history) > 1e-12))
     above = int(np.sum(history[1:] > model.paper_bounds_ + 1e-12))
+    rule = STEP_RULES.get(model.step_, "its step rule")
     return text + (f"The loss rose in **{rose} of {model.n_iter_}** rounds (step: "
-                   f"{model.step_}). It lay above the paper's Theorem 2 bound in **{above}** "
-                   "rounds: Theorem 2 claims each round's loss ends at most at the previous "
-                   "loss minus beta' Omega beta / lambda (the orange curve of the loss chart); "
-                   "a round above it is a round where that claim fails (by convexity it fails "
-                   "whenever the full step is taken).")
+                   f"{model.step_}, {rule}; a rise means a step too long). It lay above the "
+                   f"paper's Theorem 2 bound in **{above}** rounds: Theorem 2 claims each "
+                   "round's loss ends at most at the previous loss minus beta' Omega beta / "
+                   "lambda (the orange curve of the loss chart); a round above it is a round "
+                   "where that claim fails (by convexity it fails whenever the full step is "
+                   "taken).")
 
 
 MTBOOST = ModelPage(

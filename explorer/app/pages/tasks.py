@@ -30,8 +30,10 @@ INTRO = """
 ## Tasks
 
 Each panel is one task's data, coloured by its label (regression: by the target value).
-With more than two features every task is drawn in the same 2-D projection (PCA fitted on
-all tasks together), so positions can be compared across tasks.
+With more than two features every task is drawn in the same 2-D plane, so positions can be
+compared across tasks: the two directions along which the tasks' labels change most (found
+from all tasks together). A task's classes fall apart along them; related tasks look alike,
+a negated task mirrored, an unrelated task changes along the other direction.
 Below, the **ground truth** the generator knows: which tasks are related (+1, blue),
 negated (-1, red) or unrelated (0); every task is related to itself (+1 on the diagonal).
 Beside it, the **true similarity**: the cosine of the tasks' true coefficient vectors, on
@@ -140,7 +142,8 @@ class TasksPage(pn.viewable.Viewer):
         if shown < dataset.n_tasks:
             note += f" (the first {shown} are drawn)"
         if dataset.n_features > 2:
-            note += f"; {dataset.n_features} features, drawn in a PCA projection of all tasks"
+            note += (f"; {dataset.n_features} features, drawn on the two directions along "
+                     "which the tasks' labels change most")
         if scatter["subsampled"]:
             note += f"; at most {MAX_POINTS_PER_PANEL:,} points of a task are drawn"
         self._scatter_note.object = note + "."
