@@ -69,10 +69,6 @@ def make_model(params, random_state, data):
                 random_state=random_state)
 
 
-def views():
-    return [PhiView(), PsiScaleView(width=420, height=300)]
-
-
 def after(model, fit) -> dict:
     """On the fit's worker: zero-shot ranking of the held-out tasks (mean AP, P@10)."""
     data = fit.dataset
@@ -172,7 +168,7 @@ class TransferPanel(PagePanel):
 
 TRANSFER = ModelPage(
     slug="transfer", title="Transfer (TL-TF)", params=TransferParams, make=make_model,
-    views=views,
+    views=lambda: [PhiView(), PsiScaleView(width=420, height=300)],
     baselines={"STL": lambda p, seed, d: PerTaskEstimator(estimator=LogisticRegression()),
                "TL-MC": lambda p, seed, d: TLTF(n_clusters=p.n_clusters, gate="constant",
                                                 covariance=p.covariance, tol=p.tol,
