@@ -160,7 +160,7 @@ def test_a_live_page_shows_its_matrix_beside_the_truth():
     np.testing.assert_allclose(pair.truth.heatmap.values,
                                page.state.train.truth["task_similarity"])
     assert "rank correlation" in view.caption.text
-    assert "Mean test error: model" in page.summary.object
+    assert "Mean test error (" in page.summary.object
     code = page.code()
     assert "from similarity_ridge import TaskSimilarityRidge" in code
     assert "TaskSimilarityRidge(n_iter=8)" in code

@@ -173,6 +173,9 @@ class ModelPage:
     scenario : str
         The scenario (``data/scenarios/<name>.json``) whose data suit the page: when the
         current data do not, the page says why and offers it in one click.
+    steps_are : str
+        What one step of the fit is on this page ("boosting rounds", "EM iterations"), said
+        in the summary.
     story : int
         How many of the first views tell the page's story: their figures go in one row at
         the top of the page (an estimate beside its truth, the tree), with their captions
@@ -208,6 +211,7 @@ class ModelPage:
     scenario: str = ""
     advice: Callable[[Any], str] | None = None
     story: int = 1
+    steps_are: str = ""
 
     def build(self, state) -> ModelPageView:
         """The page for one session (the registry calls this the first time it is shown)."""
@@ -619,7 +623,11 @@ class ModelPageView(pn.viewable.Viewer):
         errors = result.errors
         model = errors["model"]
         steps = getattr(estimator, "n_iter_", self.runner.session.version)
-        text = f"Fitted in {steps} steps. Mean test error: model **{_mean(model)}**"
+        what = f" ({self.page.steps_are})" if self.page.steps_are else ""
+        error = ("1 - R², 0 is perfect" if self.state.train.kind == "regression"
+                 else "share misclassified")
+        text = (f"Fitted in {steps} steps{what}. Mean test error ({error}): model "
+                f"**{_mean(model)}**")
         baselines = [name for name in errors if name != "model"]
         for name in baselines:
             text += f", {escape(name)} **{_mean(errors[name])}**"
@@ -628,7 +636,7 @@ class ModelPageView(pn.viewable.Viewer):
             best_baseline = np.min([errors[name] for name in baselines], axis=0)
             better = np.flatnonzero(model < best_baseline).tolist()
             text += (f"; the model beats every baseline on {len(better)} of {len(model)} tasks "
-                     "(highlighted)")
+                     "(their bars solid, the others faded)")
         unscored = int(np.sum(np.isnan(model)))
         if unscored:
             text += (f"; {unscored} task(s) have too few test examples to score (drawn at 0: "

@@ -134,4 +134,5 @@ MTBOOST = ModelPage(
     make=make_model, views=views,
     baselines={"AnyBoost": make_anyboost, "Omega fixed at I/m": make_fixed},
     kinds=("classification",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
-    objective="", scenario="boosting_relationships")
+    objective="", scenario="boosting_relationships",
+    steps_are="boosting rounds")

@@ -165,4 +165,5 @@ MTKNN_PAGE = ModelPage(
     make=make_model, views=views, baselines={"per-task": make_baseline},
     min_tasks=1, min_per_task=6, intro=INTRO, objective="Objective (Eq. 2 / Eq. 7)",
     pace=pace, panels=lambda: [InspectorPanel(), SensitivityPanel()],
-    after=measure_gap, explain=explain_gap, scenario="neighbours_from_other_tasks")
+    after=measure_gap, explain=explain_gap, scenario="neighbours_from_other_tasks",
+    steps_are="solver steps")

@@ -127,4 +127,5 @@ OUTLIERS = ModelPage(
                "ridge": lambda p, seed, d: MultiTaskRidge(random_state=seed)},
     kinds=("regression",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
     objective="Objective (Eq. 2)", objective_log=True, warm=True, code_terms=code_terms,
-    scenario="outlier_tasks")
+    scenario="outlier_tasks",
+    steps_are="solver iterations")

@@ -86,4 +86,5 @@ SHARED_VS_SEPARATE = ModelPage(
     slug="shared_vs_separate", title="Shared vs separate", params=SharedVsSeparateParams,
     make=make_model, views=views, baselines={"separate": make_separate},
     min_tasks=1, min_per_task=2, intro=INTRO, objective="Objective",
-    pace=pace, scenario="negated_task")
+    pace=pace, scenario="negated_task",
+    steps_are="solver iterations")

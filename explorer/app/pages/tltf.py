@@ -180,4 +180,5 @@ TRANSFER = ModelPage(
     # with task features the EM settles in ~40 steps (8 s at 5 steps/s); without them the
     # gate is constant and the EM may run to its 500 iterations: 30 steps/s, under 17 s
     pace=lambda data: "30 steps/s" if data is not None and data.task_features is None
-    else "5 steps/s")
+    else "5 steps/s",
+    steps_are="EM iterations")

@@ -139,4 +139,5 @@ TREES = ModelPage(
     slug="trees", title="Trees", params=TreesParams, make=make_model, views=views,
     baselines={"single-task": make_single_task}, kinds=("classification",),
     min_tasks=1, min_per_task=2, intro=INTRO, objective="", pace="2 steps/s",
-    panels=lambda: [Figure3Panel()], scenario="different_label_sets")
+    panels=lambda: [Figure3Panel()], scenario="different_label_sets",
+    steps_are="tree nodes, or boosting rounds")
