@@ -75,7 +75,8 @@ def test_page_runs_and_compares_with_its_baselines(slug):
     expected = 1.0 - model.score_per_task(page.state.test.X, page.state.test.y,
                                           page.state.test.task)
     np.testing.assert_allclose(values[:, 0], np.nan_to_num(expected))
-    assert "Mean test error (share misclassified): model" in page.summary_text()
+    measure = "1 - R²" if page.state.train.kind == "regression" else "share misclassified"
+    assert f"Mean test error ({measure}" in page.summary_text()
 
 
 def test_shared_vs_separate_shows_the_learned_similarity_beside_the_truth():
