@@ -167,3 +167,17 @@ def test_crowded_category_axes_have_no_ticks_and_get_them_back():
     assert isinstance(bars.figure.xaxis[0].ticker, CustomJSTicker)
     bars.set_categories(["T0", "T1"])
     assert isinstance(bars.figure.xaxis[0].ticker, CategoricalTicker)
+
+
+def test_a_small_matrix_writes_its_values_in_its_cells_in_a_readable_ink():
+    view = MatrixHeatmap(["a", "b"], ["a", "b"], limit=1.0, width=400, height=300)
+    view.update(np.array([[1.0, -0.25], [0.0, -0.9]]))
+    white, dark = (view._labels[ink].data for ink in ("white", "#222222"))
+    assert white["text"] == ["1.00", "-0.90"]          # deep colours: white text
+    assert dark["text"] == ["-0.25", "0"]               # pale ones: dark text
+    assert (white["x"], white["y"]) == ([0.5, 1.5], [1.5, 0.5])   # row 0 drawn on top
+    view.clear()
+    assert all(not view._labels[ink].data["text"] for ink in view._labels)
+    view.set_names([f"T{i}" for i in range(13)], [f"T{i}" for i in range(13)])
+    view.update(np.eye(13))                              # past 12 x 12: colour and hover only
+    assert all(not view._labels[ink].data["text"] for ink in view._labels)

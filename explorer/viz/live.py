@@ -162,12 +162,17 @@ class MatrixHeatmap:
         # thin white cell borders: equal neighbours stay readable (small matrices only)
         self._borders = ColumnDataSource({"xs": [], "ys": []})
         fig.multi_line("xs", "ys", source=self._borders, line_color="white", line_width=1)
-        # the values in the cells of a small matrix (dark text on light cells, white on dark)
+        # the values in the cells of a small matrix: dark text on light cells, white on dark
+        # ones, one text glyph of one colour each (a per-value colour column, resized with
+        # the data in one held message, failed in BokehJS: "Offset is outside the bounds of
+        # the DataView")
         self.show_values = show_values
-        self._labels = ColumnDataSource({"x": [], "y": [], "text": [], "color": []})
-        self._label_glyph = fig.text(
-            "x", "y", text="text", source=self._labels, text_color="color",
-            text_align="center", text_baseline="middle", text_font_size="12px")
+        self._labels = {ink: ColumnDataSource({"x": [], "y": [], "text": []})
+                        for ink in ("white", "#222222")}
+        self._label_glyphs = [
+            fig.text("x", "y", text="text", source=source, text_color=ink, text_align="center",
+                     text_baseline="middle", text_font_size="12px")
+            for ink, source in self._labels.items()]
         name_of = "return names[Math.floor(value)] ?? '';"
         self._row_hover = CustomJSHover(code=name_of, args={"names": y_factors})
         self._col_hover = CustomJSHover(code=name_of, args={"names": self.col_names})
@@ -233,10 +238,7 @@ class MatrixHeatmap:
         """Show zeros (grey) of the current shape, with no values in the cells."""
         self._values = np.zeros(self.shape)
         self.source.data = self._columns(self._values)
-        # the values are hidden, not emptied: emptying them and refilling them for another
-        # shape in one held message made BokehJS fail ("Offset is outside the bounds of the
-        # DataView") when the Tasks page changed data sets
-        self._label_glyph.visible = False
+        self._set_labels(self._value_columns(None))
 
     @property
     def cell_px(self) -> float:
@@ -245,23 +247,30 @@ class MatrixHeatmap:
         frame = self.figure.frame_width or max(self.figure.width - 150, 40)
         return frame / len(self.col_names)
 
-    def _value_columns(self, matrix: np.ndarray) -> dict:
-        """Text glyph columns writing ``matrix``'s values in its cells (none when the matrix
-        is too large or the cells too narrow to hold a number)."""
-        r, c = matrix.shape
+    def _value_columns(self, matrix: np.ndarray | None) -> dict:
+        """Per ink, the text glyph columns writing ``matrix``'s values in its cells (none
+        for None, a matrix too large or cells too narrow to hold a number)."""
+        empty = {ink: {"x": [], "y": [], "text": []} for ink in self._labels}
         cell = self.cell_px
-        if (not self.show_values or r > MAX_VALUE_CELLS or c > MAX_VALUE_CELLS
+        if (matrix is None or not self.show_values or max(matrix.shape) > MAX_VALUE_CELLS
                 or cell < MIN_VALUE_CELL_PX):
-            return {"x": [], "y": [], "text": [], "color": []}
+            return empty
+        r, c = matrix.shape
         rows, cols = np.divmod(np.arange(r * c), c)
-        size = "13px" if cell >= 44 else "12px"
-        if self._label_glyph.glyph.text_font_size != size:
-            self._label_glyph.glyph.text_font_size = size
+        x, y, text = cols + 0.5, r - 1 - rows + 0.5, np.array(cell_text(matrix, cell))
         limit = float(self.color_mapper.high)
         dark = np.abs(matrix.ravel()) > 0.6 * limit   # the deep ends of the diverging map
-        return {"x": (cols + 0.5).tolist(), "y": (r - 1 - rows + 0.5).tolist(),
-                "text": cell_text(matrix, cell),
-                "color": np.where(dark, "white", "#222222").tolist()}
+        return {ink: {"x": x[on].tolist(), "y": y[on].tolist(), "text": text[on].tolist()}
+                for ink, on in (("white", dark), ("#222222", ~dark))}
+
+    def _set_labels(self, columns: dict) -> None:
+        size = "13px" if self.cell_px >= 44 else "12px"
+        for glyph in self._label_glyphs:
+            if glyph.glyph.text_font_size != size:
+                glyph.glyph.text_font_size = size
+        for ink, source in self._labels.items():
+            if source.data != columns[ink]:
+                source.data = columns[ink]
 
     def _columns(self, matrix):
         # Pooled to the display's resolution, float32 (half the bytes of a frame; a colour
@@ -301,9 +310,7 @@ class MatrixHeatmap:
                              f"got {matrix.shape}.")
         self._values = matrix.copy()
         set_columns(self.source, **self._columns(matrix))
-        labels = self._value_columns(matrix)
-        self._labels.data = labels
-        self._label_glyph.visible = bool(labels["x"])
+        self._set_labels(self._value_columns(matrix))
 
 
 class CurveView:

@@ -137,7 +137,7 @@ def test_bad_values_show_a_message_and_the_app_keeps_working(app_url, page):
     assert "data_seed" in message and "no_such_param" in message
     # a malformed upload: an error toast, the previous data stays
     before = summary(page).inner_text()
-    page.locator("input[type=file]").set_input_files(files=[{
+    page.locator("input[type=file][accept='.csv,text/csv']").set_input_files(files=[{
         "name": "broken.csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n"}])
     toast(page, "broken.csv").wait_for()
     assert "task" in toast(page, "broken.csv").inner_text()
@@ -300,7 +300,7 @@ def test_a_script_payload_in_any_link_key_runs_nothing(app_url, page):
     relations.fill(PAYLOAD)
     relations.press("Enter")
     toast(page, "relations must be").wait_for()
-    page.locator("input[type=file]").set_input_files(files=[{
+    page.locator("input[type=file][accept='.csv,text/csv']").set_input_files(files=[{
         "name": PAYLOAD + ".csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n"}])
     toast(page, "task").last.wait_for()
     assert page.evaluate("() => window.__xss === undefined")
@@ -333,18 +333,18 @@ def test_uploads_just_under_and_over_the_limit_and_an_empty_file(app_url, page):
     open_app(page, app_url)
     before = summary(page).inner_text()
     big = _csv_of_size(UPLOAD_LIMIT_BYTES + 1000)
-    page.locator("input[type=file]").set_input_files(files=[{
+    page.locator("input[type=file][accept='.csv,text/csv']").set_input_files(files=[{
         "name": "too_big.csv", "mimeType": "text/csv", "buffer": big}])
     toast(page, "too_big.csv").wait_for()
     assert "It was not sent" in toast(page, "too_big.csv").inner_text()
     assert summary(page).inner_text() == before
-    page.locator("input[type=file]").set_input_files(files=[{
+    page.locator("input[type=file][accept='.csv,text/csv']").set_input_files(files=[{
         "name": "empty.csv", "mimeType": "text/csv", "buffer": b""}])
     toast(page, "empty.csv").wait_for()
     assert "empty" in toast(page, "empty.csv").inner_text()
     under = _csv_of_size(UPLOAD_LIMIT_BYTES - 1000)
     assert len(under) <= UPLOAD_LIMIT_BYTES
-    page.locator("input[type=file]").set_input_files(files=[{
+    page.locator("input[type=file][accept='.csv,text/csv']").set_input_files(files=[{
         "name": "just_under.csv", "mimeType": "text/csv", "buffer": under}])
     toast(page, "Loaded 'just_under.csv'").wait_for(timeout=60_000)
     # the summary sits in a shadow root (document.body.innerText does not see it): wait on

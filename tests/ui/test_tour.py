@@ -166,7 +166,7 @@ def test_a_tour_of_the_app_leaves_the_console_clean(app_url, new_page, browser, 
     show(page, "Tasks")
 
     # a CSV upload, pages on it, then back to a generator, whose tasks change again
-    page.locator("input[type=file]").set_input_files(str(EXAMPLE_CSV))
+    page.locator("input[type=file][accept='.csv,text/csv']").set_input_files(str(EXAMPLE_CSV))
     wait_for_data(page, r"\b3 tasks")
     show(page, "Transfer (TL-TF)")
     show(page, "Trees")
