@@ -180,6 +180,8 @@ def test_a_tour_of_the_app_leaves_the_console_clean(app_url, new_page, browser, 
     frame.get_by_role("button", name="▶ Run").click()
     expect(frame.locator("[role=status]")).to_have_text(re.compile(r"done - step \d+"),
                                                         timeout=60_000)
+    # the summary comes after "done" and moves the buttons under it: click once it is there
+    frame.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.wait_for(timeout=60_000)
 
     # the page's figures saved as one HTML file, opened with no network at all
     with page.expect_download() as download:
