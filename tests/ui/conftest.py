@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -54,31 +55,26 @@ def app_url(app_server):
     return app_server[0]
 
 
-@pytest.fixture(scope="session")
-def app_server():
-    """``(url, process)`` of the one ``panel serve`` of the test session. Sessions whose
-    browser went away are looked for every half second and destroyed once unused for 15 s
-    (Bokeh's default lifetime: a shorter one discards sessions whose page is still loading)."""
-    port = _free_port()
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+@contextlib.contextmanager
+def serving(cmd: list[str], *, cwd, env: dict, port: int,
+            timeout_s: float = STARTUP_TIMEOUT_S):
+    """Run the server ``cmd`` (listening on ``port``) until its ``/explorer`` answers; yield
+    ``(url, process)``; stop it afterwards. A server that exits or does not answer within
+    ``timeout_s`` fails the test with the end of its output."""
     log = tempfile.TemporaryFile(mode="w+b")
-    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--warm",
-           "--port", str(port), f"--allow-websocket-origin=localhost:{port}",
-           "--check-unused-sessions", "500",
-           "--unused-session-lifetime", "15000"]
-    process = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://localhost:{port}/explorer"
+    name = " ".join(cmd[1:4])
 
     def server_output() -> str:
         log.seek(0)
         return log.read().decode(errors="replace")[-5000:]
 
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    deadline = time.monotonic() + timeout_s
     try:
         while True:
             if process.poll() is not None:
-                pytest.fail(f"panel serve exited with code {process.returncode}:\n"
+                pytest.fail(f"{name} exited with code {process.returncode}:\n"
                             f"{server_output()}", pytrace=False)
             try:
                 with urllib.request.urlopen(url, timeout=10) as response:
@@ -87,7 +83,7 @@ def app_server():
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"panel serve did not answer within {STARTUP_TIMEOUT_S} s:\n"
+                pytest.fail(f"{name} did not answer within {timeout_s} s:\n"
                             f"{server_output()}", pytrace=False)
             time.sleep(0.2)
         yield url, process
@@ -99,6 +95,22 @@ def app_server():
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def app_server():
+    """``(url, process)`` of the one ``panel serve`` of the test session. Sessions whose
+    browser went away are looked for every half second and destroyed once unused for 15 s
+    (Bokeh's default lifetime: a shorter one discards sessions whose page is still loading)."""
+    port = _free_port()
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "panel", "serve", "apps/explorer.py", "--warm",
+           "--port", str(port), f"--allow-websocket-origin=localhost:{port}",
+           "--check-unused-sessions", "500",
+           "--unused-session-lifetime", "15000"]
+    with serving(cmd, cwd=ROOT, env=env, port=port) as served:
+        yield served
 
 
 @pytest.fixture(scope="session")

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.test_custom_model import write_entry_point
+from tests.ui.conftest import _free_port, serving
 
 pytestmark = pytest.mark.ui
 
@@ -59,12 +55,6 @@ class LabCosineModel:
 '''
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """The URL of ``python -m explorer serve --model lab_model:LabCosineModel`` with the
@@ -75,41 +65,10 @@ def served(tmp_path_factory):
     port = _free_port()
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(EXAMPLE_SRC), str(scratch)])}
-    log = (scratch / "server.log").open("w+b")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "explorer", "serve", "--port", str(port),
-         "--model", "lab_model:LabCosineModel"],
-        cwd=scratch, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}/explorer"
-
-    def output() -> str:
-        log.seek(0)
-        return log.read().decode(errors="replace")[-5000:]
-
-    deadline = time.monotonic() + STARTUP_TIMEOUT_S
-    try:
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"explorer serve exited with {process.returncode}:\n{output()}",
-                            pytrace=False)
-            try:
-                with urllib.request.urlopen(url, timeout=10) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"explorer serve did not answer:\n{output()}", pytrace=False)
-            time.sleep(0.2)
+    cmd = [sys.executable, "-m", "explorer", "serve", "--port", str(port),
+           "--model", "lab_model:LabCosineModel"]
+    with serving(cmd, cwd=scratch, env=env, port=port, timeout_s=STARTUP_TIMEOUT_S) as (url, _):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 @pytest.mark.parametrize(("slug", "title", "status"), [
