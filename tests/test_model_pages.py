@@ -484,6 +484,7 @@ def test_a_matrix_of_your_own_is_judged_against_the_truth_you_choose():
     page = build("shared_vs_separate")
     panel = panel_of(page, "YourMatrixPanel")
     assert isinstance(panel, YourMatrixPanel) and panel.layout in page._layout.objects
+    assert panel.view is None and not panel.result.objects   # no figures before a file
     truth = page.state.train.truth
     assert {"task_relation", "task_similarity"} <= set(panel.truth_key.options)
     panel.truth_key.value = "task_relation"

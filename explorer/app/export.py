@@ -129,16 +129,20 @@ def savable(fig):
 
 @contextmanager
 def fresh_curdoc():
-    """A blank current document for Bokeh's embedding functions.
+    """A blank current document for Bokeh's embedding functions, in both places they look.
 
-    They copy callbacks from ``curdoc()``; in a download's callback Panel may leave a
-    destroyed session's document current ("'DocumentCallbackManager' object has no
-    attribute '_js_event_callbacks'"), and an export needs nothing from the session's.
+    They copy callbacks from ``curdoc()``. In a served session's callback that is the
+    document Bokeh patched in (``bokeh.io.doc.patch_curdoc``), which may be a destroyed
+    session's ("'DocumentCallbackManager' object has no attribute '_js_event_callbacks'":
+    the UI tour met it once other sessions had expired); Panel keeps its own current document
+    too (``panel.io.state.set_curdoc``). An export needs nothing from either.
     """
     from bokeh.document import Document
+    from bokeh.io.doc import patch_curdoc
     from panel.io.state import set_curdoc
 
-    with set_curdoc(Document()):
+    blank = Document()   # (patch_curdoc keeps only a weak reference)
+    with patch_curdoc(blank), set_curdoc(blank):
         yield
 
 

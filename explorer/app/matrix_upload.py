@@ -42,11 +42,11 @@ class YourMatrixPanel(PagePanel):
         self.truth_key = pn.widgets.Select(label="Beside the truth", options=[], width=220)
         self.message = pn.pane.Alert("", alert_type="warning", visible=False,
                                      sizing_mode="stretch_width")
-        self.view = EstimateTruthView(KEY, "Your matrix", "task_relation", "Truth",
-                                      frame=200)
+        # The pair's figures are made when the first matrix is read (:meth:`_show`): a page
+        # that nobody uploads to sends none of their models to the browser.
+        self.view: EstimateTruthView | None = None
         # (a layout's visibility: a Bokeh pane's would copy its model's properties)
-        self.result = pn.Column(pn.Row(*[pn.pane.Bokeh(fig) for fig in self.view.figures]),
-                                pn.pane.Bokeh(self.view.caption), visible=False)
+        self.result = pn.Column(visible=False, margin=0)
         self._train = None
         self._matrix: np.ndarray | None = None
         self.layout = pn.Card(
@@ -95,6 +95,12 @@ class YourMatrixPanel(PagePanel):
         """Draw the matrix beside the chosen truth (nothing before a file is read)."""
         shown = self._matrix is not None and self._train is not None
         if shown:
+            if self.view is None:
+                self.view = EstimateTruthView(KEY, "Your matrix", "task_relation", "Truth",
+                                              frame=200)
+                self.result.objects = [
+                    pn.Row(*[pn.pane.Bokeh(fig) for fig in self.view.figures]),
+                    pn.pane.Bokeh(self.view.caption)]
             key = self.truth_key.value or ""
             truth = (self._train.truth or {}).get(key)
             # one colour scale for both, wide enough for either

@@ -44,6 +44,21 @@ ALLOWED_CONSOLE_ERRORS: list[tuple[re.Pattern, str]] = [
 ]
 
 
+#: The servers running now: a name -> a function returning the end of its output.
+_SERVER_OUTPUTS: dict = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the end of each running server's output: a server-side
+    traceback is then in the CI log next to the browser-side failure it caused."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        for name, output in list(_SERVER_OUTPUTS.items()):
+            report.sections.append((f"output of {name}", output()))
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -60,7 +75,8 @@ def serving(cmd: list[str], *, cwd, env: dict, port: int,
             timeout_s: float = STARTUP_TIMEOUT_S):
     """Run the server ``cmd`` (listening on ``port``) until its ``/explorer`` answers; yield
     ``(url, process)``; stop it afterwards. A server that exits or does not answer within
-    ``timeout_s`` fails the test with the end of its output."""
+    ``timeout_s`` fails the test with the end of its output; while it runs, a test that
+    fails gets the end of its output in its report (``pytest_runtest_makereport``)."""
     log = tempfile.TemporaryFile(mode="w+b")
     process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://localhost:{port}/explorer"
@@ -86,8 +102,10 @@ def serving(cmd: list[str], *, cwd, env: dict, port: int,
                 pytest.fail(f"{name} did not answer within {timeout_s} s:\n"
                             f"{server_output()}", pytrace=False)
             time.sleep(0.2)
+        _SERVER_OUTPUTS[name] = server_output
         yield url, process
     finally:
+        _SERVER_OUTPUTS.pop(name, None)
         process.terminate()
         try:
             process.wait(timeout=10)
