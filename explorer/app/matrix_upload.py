@@ -13,6 +13,7 @@ import types
 import numpy as np
 import panel as pn
 
+from explorer.app.components import set_flex_objects
 from explorer.app.kit import PagePanel
 from explorer.data.matrix_file import MAX_MATRIX_BYTES, read_task_matrix
 from explorer.viz.live import EstimateTruthView, escape
@@ -45,8 +46,9 @@ class YourMatrixPanel(PagePanel):
         # The pair's figures are made when the first matrix is read (:meth:`_show`): a page
         # that nobody uploads to sends none of their models to the browser.
         self.view: EstimateTruthView | None = None
-        # (a layout's visibility: a Bokeh pane's would copy its model's properties)
-        self.result = pn.Column(visible=False, margin=0)
+        # (a layout's visibility: a Bokeh pane's would copy its model's properties; a FlexBox:
+        # its late children get the template's theme through set_flex_objects)
+        self.result = pn.FlexBox(flex_direction="column", visible=False, margin=0)
         self._train = None
         self._matrix: np.ndarray | None = None
         self.layout = pn.Card(
@@ -98,9 +100,13 @@ class YourMatrixPanel(PagePanel):
             if self.view is None:
                 self.view = EstimateTruthView(KEY, "Your matrix", "task_relation", "Truth",
                                               frame=200)
-                self.result.objects = [
-                    pn.Row(*[pn.pane.Bokeh(fig) for fig in self.view.figures]),
-                    pn.pane.Bokeh(self.view.caption)]
+                # Made in a session callback, Panel would give them the session's design
+                # as their own, and its theme hook skips components with a design: design=None
+                # lets the box's hook theme them like the page's other figures.
+                set_flex_objects(self.result, [
+                    pn.Row(*[pn.pane.Bokeh(fig, design=None) for fig in self.view.figures],
+                           design=None),
+                    pn.pane.Bokeh(self.view.caption, design=None)])
             key = self.truth_key.value or ""
             truth = (self._train.truth or {}).get(key)
             # one colour scale for both, wide enough for either

@@ -59,6 +59,24 @@ def pytest_runtest_makereport(item, call):
             report.sections.append((f"output of {name}", output()))
 
 
+#: Whether each Bokeh figure on the page got the template's theme (its shadow root links
+#: Bootstrap's style sheet), in document order.
+FIGURES_THEMED_JS = """() => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.classList && el.classList.contains('bk-Figure') && el.shadowRoot) {
+        out.push([...el.shadowRoot.querySelectorAll('link')]
+                 .some((link) => link.href.split('/').pop().startsWith('bootstrap.css')));
+      }
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return out;
+}"""
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

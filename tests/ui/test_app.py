@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 
 from explorer.app.state import UPLOAD_LIMIT_BYTES
 from explorer.data.catalog import CATALOG
+from tests.ui.conftest import FIGURES_THEMED_JS
 
 pytestmark = pytest.mark.ui
 
@@ -508,36 +509,23 @@ def test_switching_back_to_a_built_page_keeps_its_drawn_figures(app_url, page):
 
 
 #: Per drawn figure: does its shadow root hold the template's theme (bootstrap.css)?
-FIGURES_THEMED_JS = """() => {
-  const out = [];
-  const walk = (root) => {
-    for (const el of root.querySelectorAll('*')) {
-      if (el.classList && el.classList.contains('bk-Figure') && el.shadowRoot) {
-        out.push([...el.shadowRoot.querySelectorAll('link')]
-                 .some((link) => link.href.split('/').pop().startsWith('bootstrap.css')));
-      }
-      if (el.shadowRoot) walk(el.shadowRoot);
-    }
-  };
-  walk(document);
-  return out;
-}"""
+
 
 
 def test_a_model_page_sends_its_figures_below_the_fold_next_and_all_themed(app_url, page):
     # The first figure comes with the page, the others in the next message; those are
     # added to a FlexBox, whose new children Panel does not style by itself: unstyled,
     # the next page switch restyled them all (measured: ~0.4 s of the browser).
-    # 9 figures: W beside the true W, the scores, P, Q, the objective, the per-task errors
-    # and, in the folded section under the page, your own matrix beside the truth
+    # 7 figures: W beside the true W, the scores, P, Q, the objective, the per-task errors
+    # (your own matrix beside the truth is drawn on the first upload: test_one_screen.py)
     open_app(page, app_url + "?page=outliers&data=outlier_tasks")
-    page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().length >= 9", timeout=30_000)
+    page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().length >= 7", timeout=30_000)
     try:
         page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().every((themed) => themed)",
                                timeout=10_000)
     except Exception:  # noqa: BLE001 -- the assertion below says which figures
         pass
-    assert page.evaluate(FIGURES_THEMED_JS) == [True] * 9
+    assert page.evaluate(FIGURES_THEMED_JS) == [True] * 7
 
 
 def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_page):

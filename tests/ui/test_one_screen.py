@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import expect
 
 from explorer.app.pages import PAGES
+from tests.ui.conftest import FIGURES_THEMED_JS
 
 pytestmark = pytest.mark.ui
 
@@ -90,6 +91,8 @@ def test_a_matrix_of_your_own_is_drawn_beside_the_truth(app_url, page, tmp_path)
     expect(page.get_by_role("img", name="Your matrix", exact=True)).to_be_visible()
     expect(page.get_by_role("img", name="True task_relation", exact=True)).to_be_visible()
     expect(page.get_by_text("rank correlation 1.00").first).to_be_visible()
+    # the pair is made on this first upload, and drawn in the template's theme all the same
+    page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().every((themed) => themed)")
     wrong = tmp_path / "wrong.csv"
     wrong.write_text("1,0\n0,1\n")
     page.locator("input[type=file][accept='.csv,.npy']").set_input_files(str(wrong))
