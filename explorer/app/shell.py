@@ -124,15 +124,20 @@ def hidden_pages_rule(shown: str | None) -> str:
     """The main area's style rule that shows only the page ``shown`` (a slug; None: none).
 
     Every page sits in one grid cell, so the shown one is at the top whatever its place in
-    the column; the others are ``content-visibility: hidden``: not drawn, not clickable,
-    but laid out, so showing one again re-creates and re-measures nothing (``display: none``
-    would re-measure every figure of the page shown again; see benchmarks/bench_app.py).
+    the column; the others are ``content-visibility: hidden``: not drawn, but laid out, so
+    showing one again re-creates and re-measures nothing (``display: none`` would re-measure
+    every figure of the page shown again; see benchmarks/bench_app.py). A hidden page's own
+    box stays where it is, on top of the pages before it, with the size Bokeh last gave it:
+    ``pointer-events: none`` lets the clicks through to the page shown (the UI tour once found
+    a hidden page's empty box over the shown page's buttons).
 
-    >>> "explorer-page-trees" in hidden_pages_rule("trees")
-    True
+    >>> rule = hidden_pages_rule("trees")
+    >>> "explorer-page-trees" in rule, "pointer-events: none" in rule
+    (True, True)
     """
     keep = f":not(.explorer-page-{shown})" if shown else ""
     return (":host { display: grid !important; grid-template-columns: minmax(0, 1fr); "
             "align-items: start; }\n"
             ":host > * { grid-area: 1 / 1; }\n"
-            f":host > .explorer-page{keep} {{ content-visibility: hidden !important; }}")
+            f":host > .explorer-page{keep} {{ content-visibility: hidden !important; "
+            "pointer-events: none !important; }")
