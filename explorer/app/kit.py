@@ -340,6 +340,8 @@ class ModelPageView(pn.viewable.Viewer):
                                     if getattr(view, "caption", None) is not None], margin=0)
         self._errors_pane = pn.pane.Bokeh(savable(self.errors.figure))
         self._panes[id(self.errors.figure)] = self._errors_pane
+        # the per-task errors join the settings once the story is drawn (:meth:`_sync_figures`)
+        self._settings_column = pn.Column(self.form, width=300, margin=0)
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
@@ -355,7 +357,7 @@ class ModelPageView(pn.viewable.Viewer):
         # one row (an estimate beside its truth); everything else below, across the width.
         self._layout = pn.Column(
             intro_card(page.intro),
-            pn.Row(pn.Column(self.form, self._errors_pane, width=300, margin=0),
+            pn.Row(self._settings_column,
                    pn.Column(self.note, self.scenario_button, self.runner, self.summary,
                              self.story, self.captions, self.details, self.tools,
                              sizing_mode="stretch_width", margin=0),
@@ -397,8 +399,9 @@ class ModelPageView(pn.viewable.Viewer):
         A view may make figures late (the first time the data or a snapshot needs them: the
         fewest models); existing panes are kept. The first time a served page is drawn, only
         the story's figures (on screen at 1366 x 768) go with the page; the others, below the
-        fold, follow in the next message (:func:`after_this_paint`), so the browser paints
-        the page without laying out and drawing them first.
+        fold, and the per-task errors (empty before a fit) follow in the next message
+        (:func:`after_this_paint`), so the browser paints the page without laying out and
+        drawing them first.
         """
         figures = self._figures()
         for view in self.views:   # titles may change with the data or the fit
@@ -421,6 +424,9 @@ class ModelPageView(pn.viewable.Viewer):
             self._first_draw = False
             if after_this_paint(self._sync_figures):
                 rest, self._all_shown = [], False
+        if self._all_shown and self._errors_pane not in self._settings_column.objects:
+            # empty before a fit: it follows the story's figures to the browser
+            self._settings_column.append(self._errors_pane)
         self.runner.pacer.watched = [fig.id for fig in figures]
         if [id(p) for p in story] != [id(obj) for obj in self.story.objects]:
             self.story.objects = story

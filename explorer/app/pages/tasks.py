@@ -15,7 +15,7 @@ import panel as pn
 from explorer.app.access import name_figures
 from explorer.app.components import intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
-from explorer.app.work import batched
+from explorer.app.work import after_this_paint, batched
 from explorer.viz.live import MatrixHeatmap
 from explorer.viz.tasks import (
     MAX_POINTS_PER_PANEL,
@@ -57,6 +57,9 @@ def escape_markdown(text: str) -> str:
 
 
 MAX_TASKS = 8
+#: Scatters that go with the page's first figures: a row at 1366 x 768; the others and the
+#: truth's heatmaps (below the fold) follow in the next message (:func:`after_this_paint`).
+FIRST_SCATTERS = 3
 
 
 class TasksPage(pn.viewable.Viewer):
@@ -130,10 +133,6 @@ class TasksPage(pn.viewable.Viewer):
         self._scatter.apply(scatter)
         for fig in self._scatter.figures:
             name_figures(fig)
-        if len(self._scatter_box) < len(self._scatter.figures):
-            set_flex_objects(self._scatter_box, [
-                *self._scatter_box.objects,
-                *(pn.pane.Bokeh(fig) for fig in self._scatter.figures[len(self._scatter_box):])])
         # The figures' own ``visible`` hides the unused panels: toggling a Bokeh pane's
         # ``visible`` makes Panel copy the figure's stylesheets back into the pane, which
         # its declaration refuses (ImportedStyleSheet is not a str) and the update stopped.
@@ -156,11 +155,28 @@ class TasksPage(pn.viewable.Viewer):
         present = {item["key"] for item in truth}
         for key, (_, column) in self._truth.items():
             column.visible = key in present
-        added = [self._show_truth(item, heatmaps.get(item["key"])) for item in truth]
-        if any(column is not None for column in added):
-            set_flex_objects(self._truth_box,
-                             [*self._truth_box.objects,
-                              *(column for column in added if column is not None)])
+        for item in truth:
+            self._show_truth(item, heatmaps.get(item["key"]))
+        # The first time, the browser draws the first row of scatters before it lays out
+        # and draws the rest (the opening data's 7 tasks and 3 truths cost ~0.5 s there).
+        if not self._scatter_box.objects and after_this_paint(self._attach):
+            self._attach(scatters=FIRST_SCATTERS, truths=False)
+        else:
+            self._attach()
+
+    def _attach(self, scatters: int | None = None, truths: bool = True) -> None:
+        """Put the figures made so far that are not on the page yet into their boxes: the
+        first ``scatters`` scatters (None: all) and, with ``truths``, the truth's columns."""
+        figures = self._scatter.figures[:scatters]
+        if len(self._scatter_box) < len(figures):
+            set_flex_objects(self._scatter_box, [
+                *self._scatter_box.objects,
+                *(pn.pane.Bokeh(fig) for fig in figures[len(self._scatter_box):])])
+        if truths:
+            attached = {id(obj) for obj in self._truth_box.objects}
+            missing = [column for _, column in self._truth.values() if id(column) not in attached]
+            if missing:
+                set_flex_objects(self._truth_box, [*self._truth_box.objects, *missing])
 
     # ------------------------------------------------------------------ code and export
     def code(self) -> str:
@@ -190,11 +206,10 @@ class TasksPage(pn.viewable.Viewer):
         name_figures(view.figure, truth=True)
         return view
 
-    def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> pn.Column | None:
-        """Show one kind of truth; the first time, returns its new column for the caller to
-        add (else None)."""
+    def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> None:
+        """Show one kind of truth; the first time, its column is made (attached by
+        :meth:`_attach`)."""
         matrix = item["matrix"]
-        column_added = None
         height = self._height(item)
         if item["key"] not in self._truth:
             view = made if made is not None else self._make_heatmap(item)
@@ -203,7 +218,6 @@ class TasksPage(pn.viewable.Viewer):
                                pn.pane.Markdown("", styles={"font-size": "1.0em"}),
                                width=440, margin=(5, 10))
             self._truth[item["key"]] = (view, column)
-            column_added = column
         view, column = self._truth[item["key"]]
         if view.shape != matrix.shape or view.row_names != list(map(str, item["row_names"])) \
                 or view.col_names != list(map(str, item["col_names"])):
@@ -214,4 +228,3 @@ class TasksPage(pn.viewable.Viewer):
         name_figures(view.figure, truth=True)
         view.update(matrix)
         column[1].object = escape_markdown(item["note"])
-        return column_added
