@@ -181,3 +181,13 @@ def test_a_small_matrix_writes_its_values_in_its_cells_in_a_readable_ink():
     view.set_names([f"T{i}" for i in range(13)], [f"T{i}" for i in range(13)])
     view.update(np.eye(13))                              # past 12 x 12: colour and hover only
     assert all(not view._labels[ink].data["text"] for ink in view._labels)
+
+
+def test_a_horizontal_bar_chart_keeps_its_legend_to_one_line_when_it_fits():
+    # three short series (Outliers: model, lasso, ridge; Transfer: model, STL, TL-MC) in one
+    # line above the bars, which keeps 40 tasks' bars on screen; long names go a line each
+    short = BarView(["T0", "T1"], ["model", "lasso", "ridge"], width=300, horizontal=True)
+    assert short.figure.legend[0].orientation == "horizontal"
+    long = BarView(["T0", "T1"], ["model", "per-task kNN", "pooled kNN", "per-task kernel"],
+                   width=300, horizontal=True)
+    assert long.figure.legend[0].orientation == "vertical"

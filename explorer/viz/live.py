@@ -409,7 +409,10 @@ class BarView:
         legend = fig.legend[0]   # beside (or above) the bars, never over them
         fig.center = [item for item in fig.center if item is not legend]
         fig.add_layout(legend, "above" if horizontal else "right")
-        if horizontal and len(self.series) <= 2:   # in one line when it fits the width
+        # In one line when it fits the width (~7.5 px a character at 10 pt, 28 px an item's
+        # glyph and gaps): a legend a line per series pushed 40 tasks' bars below the fold.
+        one_line = 20 + sum(28 + 7.5 * len(name) for name in self.series)
+        if horizontal and one_line <= width:
             legend.orientation = "horizontal"
         legend.label_text_font_size, legend.spacing = "10pt", 1
         (fig.xaxis if horizontal else fig.yaxis).axis_label = y_label
