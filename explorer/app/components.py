@@ -29,7 +29,7 @@ from explorer._compat import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CsvUpload", "FramePacer", "ShownPageLayout", "StatusLine", "intro_card",
+__all__ = ["CsvUpload", "FramePacer", "ShownPageLayout", "StatusLine", "figure_pane", "intro_card",
            "set_flex_objects"]
 
 
@@ -218,6 +218,18 @@ export function render({ model, el }) {
   font-size: 1.05em; line-height: 24px; height: 24px; padding-left: 5px;
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
 }"""]
+
+
+def figure_pane(fig, **params) -> pn.pane.Bokeh:
+    """A pane for a Bokeh figure that takes the template's theme whenever it is made.
+
+    Made in a session's callback (a result applied on the loop, a message after the paint),
+    Panel gives a component the session's design as its own, and its theme hook then skips
+    it: the figure went out unthemed (no Bootstrap style sheet, measured in the UI tests).
+    ``design=None`` leaves the design to the layout it joins, as for the figures made with
+    the page.
+    """
+    return pn.pane.Bokeh(fig, design=None, **params)
 
 
 def set_flex_objects(box: pn.FlexBox, objects: list) -> None:

@@ -13,7 +13,7 @@ import types
 import numpy as np
 import panel as pn
 
-from explorer.app.components import set_flex_objects
+from explorer.app.components import figure_pane, set_flex_objects
 from explorer.app.kit import PagePanel
 from explorer.data.matrix_file import MAX_MATRIX_BYTES, read_task_matrix
 from explorer.viz.live import EstimateTruthView, escape
@@ -100,13 +100,10 @@ class YourMatrixPanel(PagePanel):
             if self.view is None:
                 self.view = EstimateTruthView(KEY, "Your matrix", "task_relation", "Truth",
                                               frame=200)
-                # Made in a session callback, Panel would give them the session's design
-                # as their own, and its theme hook skips components with a design: design=None
-                # lets the box's hook theme them like the page's other figures.
+                # (made in a session callback: themed through figure_pane)
                 set_flex_objects(self.result, [
-                    pn.Row(*[pn.pane.Bokeh(fig, design=None) for fig in self.view.figures],
-                           design=None),
-                    pn.pane.Bokeh(self.view.caption, design=None)])
+                    pn.Row(*[figure_pane(fig) for fig in self.view.figures], design=None),
+                    figure_pane(self.view.caption)])
             key = self.truth_key.value or ""
             truth = (self._train.truth or {}).get(key)
             # one colour scale for both, wide enough for either

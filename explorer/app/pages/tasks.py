@@ -13,7 +13,7 @@ import re
 import panel as pn
 
 from explorer.app.access import name_figures
-from explorer.app.components import intro_card, set_flex_objects
+from explorer.app.components import figure_pane, intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.work import after_this_paint, batched
 from explorer.viz.live import MatrixHeatmap
@@ -171,7 +171,7 @@ class TasksPage(pn.viewable.Viewer):
         if len(self._scatter_box) < len(figures):
             set_flex_objects(self._scatter_box, [
                 *self._scatter_box.objects,
-                *(pn.pane.Bokeh(fig) for fig in figures[len(self._scatter_box):])])
+                *(figure_pane(fig) for fig in figures[len(self._scatter_box):])])
         if truths:
             attached = {id(obj) for obj in self._truth_box.objects}
             missing = [column for _, column in self._truth.values() if id(column) not in attached]
