@@ -36,7 +36,7 @@ import panel as pn
 import param
 
 from explorer.app.access import name_figures, name_panes
-from explorer.app.components import intro_card, set_flex_objects
+from explorer.app.components import figure_pane, intro_card, set_flex_objects
 from explorer.app.export import MATRIX_CODE, PageTools, dataset_code, results_csv, savable
 from explorer.app.fit_session import FitJob
 from explorer.app.runner import LiveFitRunner
@@ -53,8 +53,9 @@ from explorer.compare.code import estimator_code, merged_imports
 from explorer.parameters import public_parameters
 from explorer.viz.live import BarView, LiveView, ObjectiveView, TruthMatrixView, escape
 
-__all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "per_task_error",
-           "settings_form"]
+# figure_pane: a page's panels make their figures' panes with it (themed when made late)
+__all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "figure_pane",
+           "per_task_error", "settings_form"]
 
 
 def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
@@ -414,7 +415,7 @@ class ModelPageView(pn.viewable.Viewer):
             return   # every frame comes here: nothing new
         for fig in figures:
             if id(fig) not in self._panes:
-                self._panes[id(fig)] = pn.pane.Bokeh(savable(fig))
+                self._panes[id(fig)] = figure_pane(savable(fig))   # (maybe in a callback)
         story = [self._panes[id(fig)] for view in self.views[:self.page.story]
                  for fig in view.figures]
         rest = [self._panes[id(fig)] for view in self.views[self.page.story:]

@@ -10,7 +10,7 @@ import panel as pn
 import param
 from sklearn.linear_model import LogisticRegression
 
-from explorer.app.kit import ModelPage, PagePanel
+from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
@@ -110,7 +110,7 @@ class TransferPanel(PagePanel):
     def fitted(self, estimator, result, fit) -> None:
         self.gate.set_model(estimator, fit.train)
         if len(self.gate_row) == 1:
-            self.gate_row.extend([pn.pane.Bokeh(f) for f in self.gate.figures])
+            self.gate_row.extend([figure_pane(f) for f in self.gate.figures])
         sliders = [pn.widgets.FloatSlider(label=f"task feature t{j}", start=lo, end=hi,
                                           value=value, step=0.05, width=220)
                    for j, (lo, hi, value) in enumerate(slider_ranges(estimator, fit.train))]
@@ -159,7 +159,7 @@ class TransferPanel(PagePanel):
             self.submit(compute, self._show_figure1, self._figure1_failed)
 
     def _show_figure1(self, curves) -> None:
-        self.figure1[:] = [pn.pane.Bokeh(figure1(curves))]
+        self.figure1[:] = [figure_pane(figure1(curves))]
 
     def _figure1_failed(self, exc: Exception) -> None:
         if not isinstance(exc, Cancelled):

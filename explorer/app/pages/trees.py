@@ -15,7 +15,7 @@ import functools
 import panel as pn
 import param
 
-from explorer.app.kit import ModelPage, PagePanel
+from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
 from explorer.parameters import from_constraint
 from explorer.viz.tree import (
@@ -128,7 +128,7 @@ class Figure3Panel(PagePanel):
         self.submit(lambda token: figure3_ratios(), self._show)
 
     def _show(self, ratios) -> None:
-        plot = pn.pane.Bokeh(theorem1_boxplot(ratios))
+        plot = figure_pane(theorem1_boxplot(ratios))
         if len(self.layout) > 1:
             self.layout[1] = plot
         else:
