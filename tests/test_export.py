@@ -23,3 +23,16 @@ def test_figures_export_works_while_a_destroyed_document_is_current():
         page = figures_html([shown], "a page")
     assert '"shown"' in page and '"other"' not in page
     assert shown.document is session   # the session's document keeps its figure
+
+
+def test_a_themed_figure_exports_without_the_servers_style_sheets():
+    # A figure of a served page carries the template's theme as style sheets linked relative
+    # to the server; the saved file would ask for them (the UI tour's offline viewer failed
+    # on static/extensions/panel/.../bootstrap.css).
+    from bokeh.models import ImportedStyleSheet
+
+    themed = figure(title="themed")
+    themed.stylesheets = [ImportedStyleSheet(url="static/extensions/panel/css/loading.css?v=1")]
+    page = figures_html([themed], "a page")
+    assert "static/extensions" not in page and "data:text/css," in page
+    assert themed.stylesheets[0].url.startswith("static/")   # the live figure keeps its own
