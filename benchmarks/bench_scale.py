@@ -7,7 +7,9 @@ Prints two tables:
   skglm and celer (target: at most 1.5x scikit-learn's);
 * time and peak memory (the whole process, and above the data) of RobustMTFL and L21MTFL on
   per-task designs (m = 50 tasks of 200 rows, d up to 20,000; target: d = 20,000 within
-  4 GB) and of MT-DT on synthetic data with up to a million rows.
+  4 GB), of MT-DT on synthetic data with up to a million rows, of MT-KNN (hinge) on up to
+  140,000 points (7 tasks, 16 features; target: within 60 s) and of TL-TF on up to 10,000
+  tasks of 40 examples (target: within 60 s).
 
 Each measurement runs in its own process: the kernels are loaded, the data built, then the
 peak resident size is reset (``/proc/self/clear_refs``) and the fit timed; "above the data"
@@ -16,7 +18,9 @@ the BLAS buffers and numba's arrays alike, which ``tracemalloc`` would miss).
 
     python benchmarks/bench_scale.py [--quick] [--json]
 
-``--quick`` stops the per-task designs at d = 10,000 and MT-DT at 300,000 rows.
+``--quick`` stops the per-task designs at d = 10,000, MT-DT at 300,000 rows, MT-KNN at 70,000
+points and TL-TF at 4,000 tasks. A measurement that runs past ``CHILD_TIMEOUT_S`` is reported
+as such (the largest problem within a minute is what the targets ask).
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ MB = 1 << 20
 SHARED = (2000, 5000, 50)
 PER_TASK_D = (5000, 10000, 20000)
 TREE_N = (100_000, 300_000, 1_000_000)
+KNN_N = (35_000, 70_000, 140_000)
+TLTF_TASKS = (2_000, 4_000, 10_000)
+CHILD_TIMEOUT_S = 600
 
 
 def _status_kb(key: str) -> int:
@@ -77,6 +84,18 @@ def _tree_data(n, d=50, m=5, seed=0):
 
     X, y, task, _ = synthetic(n=n, d=d, m=m, seed=seed)
     return X, y, task
+
+
+def _knn_data(n, m=7, d=16, seed=0):
+    """``bench_mtknn.py``'s letters-size setting with ``n`` points in all."""
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=d)
+    X = rng.normal(size=(n, d))
+    task = np.arange(n) % m
+    coef = base[:, None] * np.where(np.arange(m) % 3 == 2, -1.0, 1.0) \
+        + 0.5 * rng.normal(size=(d, m))
+    f = np.einsum("ij,ji->i", X, coef[:, task])
+    return X, (f > 0).astype(int), task
 
 
 def _child(spec: dict) -> dict:
@@ -120,6 +139,25 @@ def _child(spec: dict) -> dict:
 
         def fit():
             return cls(tol=1e-4, max_iter=10000).fit(X, y, task)
+    elif kind == "knn":
+        from explorer.models import MTKNN
+        from explorer.solvers import warm_up
+        warm_up()
+        X, y, task = _knn_data(spec["n"])
+
+        def fit():
+            return MTKNN().fit(X, y, task)
+    elif kind == "tltf":
+        from explorer.data.synthetic import make_clustered_tasks
+        from explorer.models import TLTF
+        ds = make_clustered_tasks(n_tasks=spec["tasks"], n_clusters=3, n_features=5,
+                                  n_samples_per_task=40, centred=False, random_state=0)
+        TLTF(n_clusters=3, max_iter=2, random_state=0).fit(  # compiled kernels, off the clock
+            ds.X[:400], ds.y[:400], ds.task[:400], task_features=ds.task_features[:10])
+
+        def fit():
+            return TLTF(n_clusters=3, random_state=0).fit(ds.X, ds.y, ds.task,
+                                                          task_features=ds.task_features)
     else:
         from explorer.models import MTDecisionTree
         from explorer.solvers.tree_split import warm_up
@@ -148,6 +186,8 @@ def _child(spec: dict) -> dict:
                  "converged": bool(est.converged_)}
     elif est is not None and hasattr(est, "n_nodes_"):
         extra = {"nodes": int(est.n_nodes_)}
+    elif est is not None and hasattr(est, "n_iter_"):
+        extra = {"iterations": int(est.n_iter_)}
     return {"seconds": seconds, "peak_mb": peak * 1024 / MB,
             "above_data_mb": (peak - before) * 1024 / MB, "data_mb": before * 1024 / MB,
             **extra}
@@ -159,8 +199,12 @@ def measure(spec: dict) -> dict:
     # a PYTHONPATH given by the caller comes first (to measure another checkout's code)
     path = [p for p in (os.environ.get("PYTHONPATH"), os.path.dirname(here), here) if p]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                           json.dumps(spec)], capture_output=True, text=True, env=env)
+    try:
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
+                               json.dumps(spec)], capture_output=True, text=True, env=env,
+                              timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return {"error": f"not done within {CHILD_TIMEOUT_S} s"}
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["killed"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -176,13 +220,13 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--only", choices=("shared", "per_task", "tree"), action="append",
-                        help="run only these tables")
+    parser.add_argument("--only", choices=("shared", "per_task", "tree", "knn", "tltf"),
+                        action="append", help="run only these tables")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(_child(json.loads(args.child))))
         return
-    only = set(args.only or ("shared", "per_task", "tree"))
+    only = set(args.only or ("shared", "per_task", "tree", "knn", "tltf"))
     out = {"load_average_start": _load()}
     if "shared" in only:
         out["shared"] = {name: measure({"kind": "shared", "estimator": name})
@@ -196,6 +240,12 @@ def main(argv=None):
         out["tree"] = [{"n": n, "depth": depth, **measure({"kind": "tree", "n": n,
                                                           "depth": depth})}
                        for n in (TREE_N[:2] if args.quick else TREE_N) for depth in (None,)]
+    if "knn" in only:
+        out["knn"] = [{"n": n, **measure({"kind": "knn", "n": n})}
+                      for n in (KNN_N[:2] if args.quick else KNN_N)]
+    if "tltf" in only:
+        out["tltf"] = [{"tasks": t, **measure({"kind": "tltf", "tasks": t})}
+                       for t in (TLTF_TASKS[:2] if args.quick else TLTF_TASKS)]
     out["load_average_end"] = _load()
     if args.json:
         print(json.dumps(out, indent=1))
@@ -234,6 +284,19 @@ def main(argv=None):
                 continue
             print(f"{head}  {row['seconds']:7.1f} s  {row['peak_mb'] / 1024:5.2f} GB / "
                   f"{row['above_data_mb'] / 1024:5.2f} GB  ({row['nodes']} nodes)")
+    for key, what, size in (("knn", "MT-KNN (hinge, defaults), 7 tasks, d=16", "n"),
+                            ("tltf", "TL-TF (defaults, H=3), 40 examples a task", "tasks")):
+        if key not in out:
+            continue
+        print(f"\n{what}: time [target 60 s], peak memory of the process / above the data")
+        for row in out[key]:
+            head = f"  {size}={row[size]:7d}"
+            if "error" in row:
+                print(f"{head}  failed: {row['error']}")
+                continue
+            print(f"{head}  {row['seconds']:7.1f} s  {row['peak_mb'] / 1024:5.2f} GB / "
+                  f"{row['above_data_mb'] / 1024:5.2f} GB"
+                  + (f"  ({row['iterations']} iterations)" if "iterations" in row else ""))
 
 
 if __name__ == "__main__":

@@ -302,12 +302,12 @@ def test_a_data_change_neither_replaces_the_page_nor_wakes_hidden_pages():
     app.state.page = "shared_vs_separate"
     shown = app.shown
     tasks = app._built["tasks"]
-    drawn = list(tasks._scatter.sources[0].data["x"])
+    drawn = list(tasks._scatter.points.data["px"])
     app.state.data_seed = 3                      # on a model page
     assert app.shown is shown                     # patched in place, not replaced
-    assert list(tasks._scatter.sources[0].data["x"]) == drawn and tasks._stale  # it waits
+    assert list(tasks._scatter.points.data["px"]) == drawn and tasks._stale  # it waits
     app.state.page = "tasks"                      # and catches up when shown
-    assert list(tasks._scatter.sources[0].data["x"]) != drawn and not tasks._stale
+    assert list(tasks._scatter.points.data["px"]) != drawn and not tasks._stale
 
 
 @pytest.mark.parametrize("slug", sorted(DATA_FOR))

@@ -297,13 +297,14 @@ def test_the_tasks_page_patches_its_figures_in_place():
 
     state = State(dataset=make_task_family(("related", "negated"), random_state=0))
     page = TasksPage(state)
-    figures = list(page._scatter.figures)
+    grid = page._scatter.figure
     heatmaps = {key: view.figure for key, (view, _) in page._truth.items()}
-    first_x = list(page._scatter.sources[0].data["x"])
+    first_x = list(page._scatter.points.data["px"])
+    assert page._scatter.cells.data["title"][0].startswith("T0") and page._scatter.columns == 3
     state.dataset = make_task_family(("related",), random_state=1)
-    assert page._scatter.figures[:2] == figures[:2]      # the same figures, patched
-    assert [f.visible for f in page._scatter.figures] == [True, True, False]
-    assert list(page._scatter.sources[0].data["x"]) != first_x
+    assert page._scatter.figure is grid                  # the same figure, patched
+    assert page._scatter.columns == 2 and len(page._scatter.cells.data["title"]) == 2
+    assert list(page._scatter.points.data["px"]) != first_x
     assert {key: view.figure for key, (view, _) in page._truth.items()} == heatmaps
     relation = page._truth["task_relation"][0]
     assert relation.shape == (2, 2) and relation.values[0, 1] == 1.0
@@ -314,3 +315,34 @@ def test_after_this_paint_defers_nothing_without_a_served_session():
     ran = []
     assert after_this_paint(lambda: ran.append(1)) is False
     assert ran == []
+
+
+def test_in_turn_runs_queued_callbacks_in_order_with_the_loop_answering_in_between():
+    """Sessions opening together build their first pages one per turn of the event loop,
+    first come first served; what arrives meanwhile (an open session's change) waits for
+    one build, not for all of them."""
+    import asyncio
+
+    from explorer.app.work import in_turn
+
+    seen = []
+
+    class Document:   # what in_turn needs of a Bokeh document: a next-tick callback
+        session_context = None
+
+        def add_next_tick_callback(self, callback):
+            asyncio.get_running_loop().call_soon(callback)
+
+    async def open_three_then_change():
+        for k in range(3):
+            in_turn(Document(), lambda k=k: seen.append(f"page {k}"))
+        await asyncio.sleep(0)
+        asyncio.get_running_loop().call_soon(lambda: seen.append("change"))
+        for _ in range(50):
+            if len(seen) == 4:
+                break
+            await asyncio.sleep(0)
+
+    asyncio.run(open_three_then_change())
+    assert [s for s in seen if s.startswith("page")] == ["page 0", "page 1", "page 2"]
+    assert seen.index("change") < seen.index("page 2"), seen

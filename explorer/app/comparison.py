@@ -18,6 +18,7 @@ import numpy as np
 import panel as pn
 
 from explorer.app.access import name_figures
+from explorer.app.components import figure_pane
 from explorer.app.export import fresh_curdoc
 from explorer.compare import compare
 from explorer.data.validation import TRUTH_SPEC
@@ -101,8 +102,8 @@ class ComparisonResults(pn.viewable.Viewer):
         self.code_toggle = pn.widgets.Toggle(label="Show code", disabled=True, width=120)
         self.code = pn.pane.HTML("", visible=False, sizing_mode="stretch_width")
         self.code_toggle.param.watch(lambda e: setattr(self.code, "visible", e.new), "value")
-        self.plots = pn.pane.Bokeh(None, sizing_mode="stretch_width")
-        self.matrices = pn.pane.Bokeh(None, sizing_mode="stretch_width")
+        self.plots = figure_pane(None, sizing_mode="stretch_width")
+        self.matrices = figure_pane(None, sizing_mode="stretch_width")
         self.summary = pn.Column(
             self.table, pn.Row(self.csv_button, self.report_button, self.code_toggle),
             self.code, sizing_mode="stretch_width", margin=0)

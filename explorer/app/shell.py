@@ -13,7 +13,7 @@ import panel as pn
 
 from explorer.app.components import ShownPageLayout
 from explorer.app.sidebar import make_sidebar
-from explorer.app.work import batched
+from explorer.app.work import batched, in_turn
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerApp", "hidden_pages_rule"]
@@ -49,7 +49,14 @@ class ExplorerApp(pn.viewable.Viewer):
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
-        self._show_page()
+        # served: the first document is the sidebar; the page follows once it is drawn
+        self._coming = pn.pane.Markdown(
+            f"*Opening the {escape(self.pages[self.state.page].title)} page...*",
+            margin=(10, 20), styles={"font-size": "1.1em"})
+        if self._first_page_after_load():
+            self.main.objects = [*self.main.objects, self._coming]
+        else:
+            self._show_page()
 
     def __panel__(self):
         return pn.Row(pn.Column(*self.sidebar, width=340), self.main, sizing_mode="stretch_width")
@@ -73,6 +80,29 @@ class ExplorerApp(pn.viewable.Viewer):
         """What the main area shows: the chosen page's view (or the alert of a page that
         could not be built)."""
         return self._shown_view if self._shown_view is not None else self._page_error
+
+    def _first_page_after_load(self) -> bool:
+        """Served, arrange for the first page to be built once the browser reports the
+        first document drawn (Panel's ``onload``), in turn with the other sessions opening
+        (:func:`~explorer.app.work.in_turn`); returns False where it is built at once
+        instead (no served session, or ``panel serve --warm``, which has no event loop yet
+        and so warms the page's code up for the first visitor).
+
+        A session's document then holds the sidebar only (~70 Bokeh models instead of
+        ~300): a class opening the link together gets every sidebar in a few seconds, and
+        the pages follow in the order they asked.
+        """
+        import asyncio
+
+        doc = pn.state.curdoc
+        if doc is None or doc.session_context is None or pn.state.loaded:
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        pn.state.onload(lambda: in_turn(doc, self._show_page))
+        return True
 
     def _show_page(self, *events) -> None:
         """Show the chosen page: built the first time (then kept for the session), and every
@@ -116,7 +146,8 @@ class ExplorerApp(pn.viewable.Viewer):
         # update makes Bokeh walk every model of the document)
         update = {"stylesheets": [hidden_pages_rule(page.slug)]}
         if built_now:
-            update["objects"] = [*self.main.objects, self._frames[page.slug]]
+            update["objects"] = [*(obj for obj in self.main.objects if obj is not self._coming),
+                                 self._frames[page.slug]]
         self.main.param.update(**update)
 
 

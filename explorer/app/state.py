@@ -494,13 +494,17 @@ class ExplorerState(param.Parameterized):
 
     def register_page_params(self, slug: str, instance: param.Parameterized) -> None:
         """A page's hyper-parameters join the scenario: values a link carried for it are
-        applied now, and every later change rewrites the URL (``query_changed``)."""
+        applied now, the URL gains them and every later change rewrites it
+        (``query_changed``)."""
         self._page_instances[slug] = instance
         pending = self._pending_page_values.pop(slug, {})
         if pending:
             instance.param.update(**pending)
         instance.param.watch(lambda *_: self.param.trigger("query_changed"),
                              public_parameters(instance))
+        # the link gains the page's keys (a served session builds its first page after the
+        # link was first written)
+        self.param.trigger("query_changed")
 
     # ------------------------------------------------------------------ the link
     def url_fields(self, dataset_name: str | None = None) -> dict[str, UrlField]:

@@ -25,17 +25,19 @@ The module imports no Panel at import time (notebooks and the Panel-free fit ses
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["Cancelled", "Job", "Token", "WorkService", "after_this_paint", "batched",
-           "can_poll", "in_notebook_kernel", "locked", "on_loop", "start_thread"]
+           "can_poll", "in_notebook_kernel", "in_turn", "locked", "on_loop", "start_thread"]
 
 log = logging.getLogger(__name__)
 
@@ -407,6 +409,52 @@ def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -
         pn.state.onload(run)
         doc.add_timeout_callback(run, int(fallback_s * 1000))
     return True
+
+
+#: Callbacks waiting for their turn (:func:`in_turn`), oldest first: (document, callback).
+_turns: deque = deque()
+_turn_taker: asyncio.Task | None = None
+#: Longest wait for one turn's callback (a session that ended before its turn never runs it).
+TURN_TIMEOUT_S = 10.0
+
+
+def in_turn(doc, callback: Callable[[], None]) -> None:
+    """Run ``callback`` as :func:`on_loop` does, after every callback queued here before it
+    (by any session of the process), one per turn of the event loop.
+
+    For work a new session queues while a class opens the link together (its first page):
+    in between two callbacks the loop answers whatever arrived meanwhile, so an open
+    session's change waits for one callback at most, not for every session opening, and the
+    sessions that asked first are served first. Call it on the server's event loop (a
+    session callback).
+    """
+    global _turn_taker
+    _turns.append((doc, callback))
+    if _turn_taker is None or _turn_taker.done():
+        _turn_taker = asyncio.get_running_loop().create_task(_take_turns())
+
+
+async def _take_turns() -> None:
+    loop = asyncio.get_running_loop()
+    while _turns:
+        doc, callback = _turns.popleft()
+        done = loop.create_future()
+
+        def run(doc=doc, callback=callback, done=done) -> None:
+            try:
+                on_loop(doc, callback)
+            finally:
+                if not done.done():
+                    done.set_result(None)
+
+        try:
+            doc.add_next_tick_callback(run)   # with the session's document lock
+        except Exception:  # noqa: BLE001 -- the session ended meanwhile: nothing to build
+            continue
+        try:
+            await asyncio.wait_for(done, TURN_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            log.warning("in_turn: a callback did not run within %s s", TURN_TIMEOUT_S)
 
 
 def in_notebook_kernel() -> bool:

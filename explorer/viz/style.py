@@ -12,7 +12,7 @@ from __future__ import annotations
 from bokeh.palettes import Category10_10, Category20_20, Dark2_8, RdBu11
 
 __all__ = ["AXIS_FONT", "DIVERGING", "TICK_FONT", "TITLE_FONT", "ZERO_COLOR", "label_colors",
-           "label_orientation", "set_columns", "style_figure", "task_colors"]
+           "fewer_glyph_models", "label_orientation", "set_columns", "style_figure", "task_colors"]
 
 TITLE_FONT = "13pt"
 AXIS_FONT = "12pt"
@@ -45,7 +45,33 @@ def style_figure(fig):
         axis.major_label_text_font_size = TICK_FONT
     fig.toolbar.logo = None
     extent_while_empty(fig)
+    fewer_glyph_models(fig)
     return fig
+
+
+def fewer_glyph_models(fig) -> None:
+    """Let the browser derive each glyph's faded copies: a renderer's muted glyph always, its
+    non-selected glyph when nothing can select (no selection tool). Bokeh's Python makes both
+    copies for every glyph; each is a model that a server makes, sends and serialises for
+    every session (two of a renderer's ~8), while ``"auto"`` makes BokehJS derive the same
+    copy from the glyph (fill alpha 0.2). The app mutes nothing.
+
+    >>> from bokeh.plotting import figure
+    >>> fig = figure(tools="save")
+    >>> renderer = fig.scatter([1], [2])
+    >>> fewer_glyph_models(fig)
+    >>> renderer.nonselection_glyph, renderer.muted_glyph
+    ('auto', 'auto')
+    """
+    from bokeh.models import GlyphRenderer
+    from bokeh.models.tools import SelectTool
+
+    selectable = any(isinstance(tool, SelectTool) for tool in fig.tools)
+    for renderer in fig.renderers:
+        if isinstance(renderer, GlyphRenderer):
+            renderer.muted_glyph = "auto"
+            if not selectable:
+                renderer.nonselection_glyph = "auto"
 
 
 def extent_while_empty(fig) -> None:

@@ -17,12 +17,18 @@ shared across the tasks for the same reason.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
 from bokeh.layouts import gridplot
-from bokeh.models import ColorBar, ColumnDataSource, HoverTool, LinearColorMapper, Range1d
+from bokeh.models import (
+    ColorBar,
+    ColumnDataSource,
+    FixedTicker,
+    HoverTool,
+    LinearColorMapper,
+    Range1d,
+)
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
@@ -30,7 +36,7 @@ from explorer.data import MultiTaskDataset
 
 from . import style
 
-__all__ = ["TaskScatterPanels", "label_colors", "label_directions", "project_2d", "scatter_frame",
+__all__ = ["TaskScatterGrid", "label_colors", "label_directions", "project_2d", "scatter_frame",
            "task_scatter_figures", "task_scatter_grid", "truth_matrices"]
 
 #: Points drawn per task panel at most (a random, fixed subset beyond): the browser draws
@@ -214,7 +220,7 @@ def task_scatter_grid(dataset: MultiTaskDataset, *, ncols: int = 3, width: int =
 
 def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
                   max_points: int = MAX_POINTS_PER_PANEL) -> dict:
-    """Everything :class:`TaskScatterPanels` draws for ``dataset``, as plain arrays.
+    """Everything :class:`TaskScatterGrid` draws for ``dataset``, as plain arrays.
 
     Pure NumPy (the projection of :func:`project_2d`, colours, subsampling), so the app
     computes it off the event loop and only patches sources on it.
@@ -222,9 +228,10 @@ def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
     Returns
     -------
     dict
-        ``panels``: one dict per drawn task (the first ``max_tasks``) with ``title``, ``x``,
-        ``y``, ``color`` and ``label`` (what the hover shows); ``x_range`` / ``y_range``
-        (shared limits); ``x_label`` / ``y_label``; ``target_range`` ((low, high) of the
+        ``panels``: one dict per drawn task (the first ``max_tasks``) with ``name``,
+        ``title``, ``x``, ``y``, ``color`` and ``label`` (what the hover shows);
+        ``x_range`` / ``y_range`` (shared limits); ``x_label`` / ``y_label``;
+        ``target_range`` ((low, high) of the
         colour scale for regression, None for classification); ``subsampled`` (True when a
         panel shows a subset of its task's points).
 
@@ -257,7 +264,8 @@ def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
         values = dataset.y[rows]
         label = ([str(v) for v in values.tolist()] if classification
                  else [f"{v:.2f}" for v in values.tolist()])
-        panels.append({"title": f"{dataset.task_names[t]}  (n = {n})",
+        panels.append({"name": str(dataset.task_names[t]),
+                       "title": f"{dataset.task_names[t]}  (n = {n})",
                        "x": Z[rows, 0], "y": Z[rows, 1],
                        "color": colors[code[rows]].tolist(), "label": label})
     return {"panels": panels, "x_range": _padded_limits(Z[:, 0]),
@@ -271,93 +279,127 @@ def _padded_limits(values: np.ndarray) -> tuple[float, float]:
     return low - pad, high + pad
 
 
-class TaskScatterPanels:
-    """One scatter per task, made once and patched in place for every new data set.
+class TaskScatterGrid:
+    """Every task's scatter in one figure, a grid of panels, patched in place per data set.
 
-    A figure is made the first time a data set has that many tasks and kept (hidden when a
-    later data set has fewer), so a data change sends new columns, ranges and titles, never
-    new figures. Classification: one colour per class label with a legend; regression:
-    colour is the target on one shared scale, with a colour bar on each panel.
+    Each task has its panel (its name and size above it, light lines at 0 in the shared
+    projection); every panel has the same limits, so positions compare across tasks.
+    Classification: one colour per class label with a legend; regression: colour is the
+    target on one shared scale, with a colour bar. The hover names the task, the label and
+    the point's coordinates in the projection. No zoom: it would zoom every panel at once.
+
+    One figure for all tasks, not one a task: a Bokeh figure is ~37 models that a server
+    makes, attaches to a session's document and serialises for every visitor (seven tasks
+    were 259 models and ~0.17 s of Python a session), and the browser draws one canvas.
 
     >>> from explorer.data import make_task_family
-    >>> panels = TaskScatterPanels()
-    >>> panels.apply(scatter_frame(make_task_family(("related", "negated"), random_state=0)))
-    >>> len(panels.figures), [f.visible for f in panels.figures]
-    (3, [True, True, True])
+    >>> grid = TaskScatterGrid()
+    >>> grid.apply(scatter_frame(make_task_family(("related", "negated"), random_state=0)))
+    >>> grid.columns, grid.rows, len(grid.cells.data["title"])
+    (3, 1, 3)
     """
 
-    def __init__(self, *, width: int = 300, height: int = 280):
-        self.width, self.height = width, height
-        self.x_range, self.y_range = Range1d(0, 1), Range1d(0, 1)
+    #: Of a panel's width and height: the margin around its plot area, the band for its title.
+    PAD, TITLE_BAND = 0.05, 0.13
+
+    def __init__(self, *, cell_width: int = 225, cell_height: int = 210,
+                 max_columns: int = 4):
+        self.cell_width, self.cell_height, self.max_columns = cell_width, cell_height, max_columns
+        self.columns, self.rows = 1, 1
+        self.points = ColumnDataSource({key: [] for key in
+                                        ("x", "y", "color", "label", "task", "px", "py")})
+        self.cells = ColumnDataSource({key: [] for key in
+                                       ("left", "right", "bottom", "top", "title", "tx", "ty")})
+        self.zero = ColumnDataSource({key: [] for key in ("x0", "y0", "x1", "y1")})
         self.mapper = LinearColorMapper(palette=Viridis256, low=0.0, high=1.0)
-        self.figures: list = []
-        self.sources: list[ColumnDataSource] = []
-        self._bars: list[ColorBar] = []
-        self._spare: list[tuple] = []   # made by prepare(), not shown yet
-        self._spare_lock = threading.Lock()
-
-    def prepare(self, n_panels: int) -> None:
-        """Make the figures that ``n_panels`` panels will need, not shown yet (thread-safe).
-
-        Making a figure costs ~40 ms of Bokeh's Python; a server calls this on a build
-        thread with the frame's computation, so the event loop only attaches them.
-        """
-        with self._spare_lock:
-            missing = n_panels - len(self.figures) - len(self._spare)
-        made = [self._make_figure() for _ in range(max(missing, 0))]
-        with self._spare_lock:
-            self._spare.extend(made)
-
-    def _add_figure(self) -> None:
-        with self._spare_lock:
-            made = self._spare.pop(0) if self._spare else None
-        fig, source, bar = made if made is not None else self._make_figure()
-        self.figures.append(fig)
-        self.sources.append(source)
-        self._bars.append(bar)
-
-    def _make_figure(self) -> tuple:
-        source = ColumnDataSource({"x": [], "y": [], "color": [], "label": []})
-        fig = figure(width=self.width, height=self.height, x_range=self.x_range,
-                     y_range=self.y_range, tools="pan,wheel_zoom,box_zoom,reset,save")
-        fig.scatter("x", "y", source=source, size=7, color="color", alpha=0.75,
-                    line_color="white", line_width=0.5, legend_field="label")
-        # the legend beside the plot, never over its points
+        fig = figure(x_range=Range1d(0, 1), y_range=Range1d(-1, 0), tools="save",
+                     frame_width=cell_width, frame_height=cell_height, title="",
+                     min_border_left=10, min_border_right=10, min_border_top=5)
+        fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
+                 fill_color="#fafafa", line_color="#bbbbbb")
+        fig.segment(x0="x0", y0="y0", x1="x1", y1="y1", source=self.zero,
+                    line_color="#cccccc", line_dash="dashed")
+        fig.text(x="tx", y="ty", text="title", source=self.cells, text_baseline="bottom",
+                 text_font_size=style.AXIS_FONT, text_font_style="bold", text_color="#333333")
+        points = fig.scatter("x", "y", source=self.points, size=7, color="color", alpha=0.75,
+                             line_color="white", line_width=0.5, legend_field="label")
         legend = fig.legend[0]
         fig.center = [item for item in fig.center if item is not legend]
         fig.add_layout(legend, "right")
+        legend.title = "y"
         legend.label_text_font_size = style.TICK_FONT
         legend.margin, legend.padding, legend.spacing = 2, 4, 2
-        fig.add_tools(HoverTool(tooltips=[("y", "@label"), ("x", "(@x{0.00}, @y{0.00})")]))
-        fig.toolbar.autohide = True   # eight panels' toolbars only when the pointer is there
-        bar = ColorBar(color_mapper=self.mapper, title="y", width=10, visible=False,
-                       major_label_text_font_size=style.TICK_FONT)
-        fig.add_layout(bar, "right")
+        fig.add_tools(HoverTool(renderers=[points], tooltips=[
+            ("task", "@task"), ("y", "@label"), ("at", "(@px{0.00}, @py{0.00})")]))
+        fig.toolbar.autohide = True
+        self._bar = ColorBar(color_mapper=self.mapper, title="y", width=10, visible=False,
+                             major_label_text_font_size=style.TICK_FONT)
+        fig.add_layout(self._bar, "right")
+        for axis in (fig.xaxis[0], fig.yaxis[0]):   # the panels' directions, no grid numbers
+            axis.ticker = FixedTicker(ticks=[])
+            axis.axis_line_color = None
+        fig.grid.visible = False
+        fig.outline_line_color = None
         style.style_figure(fig)
-        return fig, source, bar
+        self.figure = fig
 
     def apply(self, frame: dict) -> None:
-        """Show a :func:`scatter_frame` (patches sources, ranges, titles; cheap)."""
+        """Show a :func:`scatter_frame` (new columns, sizes and labels; no new models)."""
         panels = frame["panels"]
-        while len(self.figures) < len(panels):
-            self._add_figure()
-        self.x_range.start, self.x_range.end = frame["x_range"]
-        self.y_range.start, self.y_range.end = frame["y_range"]
+        n = max(len(panels), 1)
+        self.columns = min(n, self.max_columns)
+        self.rows = -(-n // self.columns)
+        (x0, x1), (y0, y1) = frame["x_range"], frame["y_range"]
+        pad, band = self.PAD, self.TITLE_BAND
+        width, height = 1 - 2 * pad, 1 - 2 * pad - band
+
+        def place(k: int) -> tuple[float, float]:   # lower left corner of panel k's plot
+            return k % self.columns + pad, -(k // self.columns + 1) + pad
+
+        points = {key: [] for key in self.points.data}
+        cells = {key: [] for key in self.cells.data}
+        zero = {key: [] for key in self.zero.data}
+        for k, panel in enumerate(panels):
+            left, bottom = place(k)
+            x, y = np.asarray(panel["x"], float), np.asarray(panel["y"], float)
+            points["x"].append(left + (x - x0) / (x1 - x0) * width)
+            points["y"].append(bottom + (y - y0) / (y1 - y0) * height)
+            points["px"].append(x)
+            points["py"].append(y)
+            points["color"].extend(panel["color"])
+            points["label"].extend(panel["label"])
+            points["task"].extend([panel["name"]] * x.size)
+            cells["left"].append(left)
+            cells["right"].append(left + width)
+            cells["bottom"].append(bottom)
+            cells["top"].append(bottom + height)
+            cells["title"].append(panel["title"])
+            cells["tx"].append(left)
+            cells["ty"].append(bottom + height + 0.01)
+            if x0 < 0 < x1:
+                at = left + -x0 / (x1 - x0) * width
+                for key, value in zip(("x0", "y0", "x1", "y1"),
+                                      (at, bottom, at, bottom + height), strict=True):
+                    zero[key].append(value)
+            if y0 < 0 < y1:
+                at = bottom + -y0 / (y1 - y0) * height
+                for key, value in zip(("x0", "y0", "x1", "y1"),
+                                      (left, at, left + width, at), strict=True):
+                    zero[key].append(value)
+        for key in ("x", "y", "px", "py"):
+            points[key] = np.concatenate(points[key]) if points[key] else np.zeros(0)
         regression = frame["target_range"] is not None
         if regression:
             self.mapper.low, self.mapper.high = frame["target_range"]
-        for k, fig in enumerate(self.figures):
-            fig.visible = k < len(panels)
-            if not fig.visible:
-                self.sources[k].data = {"x": [], "y": [], "color": [], "label": []}
-                continue
-            panel = panels[k]
-            self.sources[k].data = {key: panel[key] for key in ("x", "y", "color", "label")}
-            fig.title.text = panel["title"]
-            fig.xaxis.axis_label, fig.yaxis.axis_label = frame["x_label"], frame["y_label"]
-            fig.legend.visible = not regression
-            self._bars[k].visible = regression
-            fig.width = self.width + (70 if regression else 0)
+        fig = self.figure
+        fig.x_range.start, fig.x_range.end = 0, self.columns
+        fig.y_range.start, fig.y_range.end = -self.rows, 0
+        fig.frame_width = self.cell_width * self.columns
+        fig.frame_height = self.cell_height * self.rows
+        fig.xaxis.axis_label, fig.yaxis.axis_label = frame["x_label"], frame["y_label"]
+        fig.legend.visible = not regression
+        self._bar.visible = regression
+        self.points.data, self.cells.data, self.zero.data = points, cells, zero
 
 
 def truth_matrices(dataset: MultiTaskDataset) -> list[dict]:

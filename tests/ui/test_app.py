@@ -529,20 +529,19 @@ def test_a_model_page_sends_its_figures_below_the_fold_next_and_all_themed(app_u
 
 
 def test_the_tasks_page_draws_its_late_figures_in_the_theme_too(app_url, page):
-    # The first row of scatters comes with the page, the other scatters and the truth's
-    # heatmaps in the next message: made in a session callback, they once went out unthemed
-    # (components made there carry the session's design, which Panel's theme hook skips).
-    n_tasks = len(CATALOG["task_family"].defaults()["relations"].split(",")) + 1
+    # The tasks' scatters come with the page, the truth's heatmaps (relation, similarity,
+    # coefficients) in the next message: made in a session callback, they once went out
+    # unthemed (components made there carry the session's design, which Panel's theme hook
+    # skips).
     open_app(page, app_url + "?page=tasks")
-    page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().length > {n_tasks}",
-                           timeout=30_000)
+    page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().length >= 4", timeout=30_000)
     try:
         page.wait_for_function(f"() => ({FIGURES_THEMED_JS})().every((themed) => themed)",
                                timeout=10_000)
     except Exception:  # noqa: BLE001 -- the assertion below says which figures
         pass
     themed = page.evaluate(FIGURES_THEMED_JS)
-    assert len(themed) > n_tasks and all(themed), themed
+    assert len(themed) == 4 and all(themed), themed
 
 
 def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_page):

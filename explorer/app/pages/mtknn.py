@@ -10,10 +10,9 @@ stopped above the default solver's optimum (measured on the fit's worker).
 
 from __future__ import annotations
 
-import panel as pn
 import param
 
-from explorer.app.kit import ModelPage, PagePanel
+from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from explorer.parameters import from_constraint
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
@@ -126,7 +125,7 @@ class InspectorPanel(PagePanel):
 
     def __init__(self):
         self.inspector = NeighbourInspector()
-        self.layout = pn.pane.Bokeh(self.inspector.figure)
+        self.layout = figure_pane(self.inspector.figure)
 
     def fitted(self, estimator, result, fit) -> None:
         self.inspector.set_model(estimator, fit.train, fit.test)
@@ -141,7 +140,7 @@ class SensitivityPanel(PagePanel):
 
     def __init__(self):
         self.curve = sensitivity_view()
-        self.layout = pn.pane.Bokeh(self.curve.figure)
+        self.layout = figure_pane(self.curve.figure)
 
     def fitted(self, estimator, result, fit) -> None:
         self.curve.reset()

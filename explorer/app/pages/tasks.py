@@ -17,19 +17,15 @@ from explorer.app.components import figure_pane, intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
 from explorer.app.work import after_this_paint, batched
 from explorer.viz.live import MatrixHeatmap
-from explorer.viz.tasks import (
-    MAX_POINTS_PER_PANEL,
-    TaskScatterPanels,
-    scatter_frame,
-    truth_matrices,
-)
+from explorer.viz.tasks import MAX_POINTS_PER_PANEL, TaskScatterGrid, scatter_frame, truth_matrices
 
 __all__ = ["TasksPage"]
 
 INTRO = """
 ## Tasks
 
-Each panel is one task's data, coloured by its label (regression: by the target value).
+Each panel is one task's data, coloured by its label (regression: by the target value);
+hover over a point for its task, label and position.
 With more than two features every task is drawn in the same 2-D plane, so positions can be
 compared across tasks: the two directions along which the tasks' labels change most (found
 from all tasks together). A task's classes fall apart along them; related tasks look alike,
@@ -57,25 +53,24 @@ def escape_markdown(text: str) -> str:
 
 
 MAX_TASKS = 8
-#: Scatters that go with the page's first figures: a row at 1366 x 768; the others and the
-#: truth's heatmaps (below the fold) follow in the next message (:func:`after_this_paint`).
-FIRST_SCATTERS = 3
 
 
 class TasksPage(pn.viewable.Viewer):
-    """Scatter per task + truth heatmaps of ``state.dataset``, patched when the data change.
+    """The tasks' scatters + truth heatmaps of ``state.dataset``, patched when the data change.
 
-    The figures are made once (a scatter per task, a heatmap per kind of truth, each the
-    first time a data set needs it) and patched in place afterwards; the projection and the
-    colours are computed off the event loop (``state.work``), so a data change costs
-    the event loop only the patches.
+    The figures are made once (one figure with a panel per task, a heatmap per kind of
+    truth the first time a data set needs it) and patched in place afterwards; the
+    projection and the colours are computed off the event loop (``state.work``), so a data
+    change costs the event loop only the patches. The scatters go with the page; the
+    truth's heatmaps (~60 Bokeh models each, below the scatters) follow once the browser
+    has painted it (:func:`after_this_paint`).
     """
 
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self._scatter = TaskScatterPanels(width=340, height=280)
-        self._scatter_box = pn.FlexBox(sizing_mode="stretch_width")
+        self._scatter = TaskScatterGrid()
+        self._scatter_pane = figure_pane(self._scatter.figure, margin=(0, 10))
         self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
         self._truth: dict[str, tuple[MatrixHeatmap, pn.Column]] = {}
         self._truth_box = pn.FlexBox(sizing_mode="stretch_width")
@@ -85,11 +80,12 @@ class TasksPage(pn.viewable.Viewer):
                                has_results=lambda: self._state.dataset is not None)
         self._layout = pn.Column(
             intro_card(INTRO),
-            self.tools, self._scatter_note, self._scatter_box,
+            self.tools, self._scatter_note, self._scatter_pane,
             pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._no_truth,
             self._truth_box, sizing_mode="stretch_width",
         )
         self._shown, self._stale = True, False
+        self._first_draw = True
         state.param.watch(self._render, "dataset")
         self._render()
 
@@ -113,9 +109,8 @@ class TasksPage(pn.viewable.Viewer):
 
         def compute():   # off the event loop when served: projection, colours, truth
             scatter, truth = scatter_frame(dataset, max_tasks=MAX_TASKS), truth_matrices(dataset)
-            # and the figures this data set is the first to need (Bokeh's Python makes a
-            # figure in ~40 ms: twelve of them held the event loop for half a second)
-            self._scatter.prepare(len(scatter["panels"]))
+            # and the heatmaps this data set is the first to need (Bokeh's Python makes a
+            # figure in ~15-40 ms: on the event loop they would hold every session)
             heatmaps = {item["key"]: self._make_heatmap(item) for item in truth
                         if item["key"] not in self._truth}
             return dataset, scatter, truth, heatmaps
@@ -131,11 +126,8 @@ class TasksPage(pn.viewable.Viewer):
 
     def _patch(self, dataset, scatter, truth, heatmaps) -> None:
         self._scatter.apply(scatter)
-        for fig in self._scatter.figures:
-            name_figures(fig)
-        # The figures' own ``visible`` hides the unused panels: toggling a Bokeh pane's
-        # ``visible`` makes Panel copy the figure's stylesheets back into the pane, which
-        # its declaration refuses (ImportedStyleSheet is not a str) and the update stopped.
+        self._scatter.figure.title.text = "Data of each task"
+        name_figures(self._scatter.figure)
         shown = min(dataset.n_tasks, MAX_TASKS)
         note = f"**{dataset.n_tasks} tasks**"
         if shown < dataset.n_tasks:
@@ -157,26 +149,20 @@ class TasksPage(pn.viewable.Viewer):
             column.visible = key in present
         for item in truth:
             self._show_truth(item, heatmaps.get(item["key"]))
-        # The first time, the browser draws the first row of scatters before it lays out
-        # and draws the rest (the opening data's 7 tasks and 3 truths cost ~0.5 s there).
-        if not self._scatter_box.objects and after_this_paint(self._attach):
-            self._attach(scatters=FIRST_SCATTERS, truths=False)
-        else:
-            self._attach()
+        # The first time, the browser draws the scatters before it lays out and draws the
+        # truth's heatmaps below them.
+        if self._first_draw:
+            self._first_draw = False
+            if after_this_paint(self._attach):
+                return
+        self._attach()
 
-    def _attach(self, scatters: int | None = None, truths: bool = True) -> None:
-        """Put the figures made so far that are not on the page yet into their boxes: the
-        first ``scatters`` scatters (None: all) and, with ``truths``, the truth's columns."""
-        figures = self._scatter.figures[:scatters]
-        if len(self._scatter_box) < len(figures):
-            set_flex_objects(self._scatter_box, [
-                *self._scatter_box.objects,
-                *(figure_pane(fig) for fig in figures[len(self._scatter_box):])])
-        if truths:
-            attached = {id(obj) for obj in self._truth_box.objects}
-            missing = [column for _, column in self._truth.values() if id(column) not in attached]
-            if missing:
-                set_flex_objects(self._truth_box, [*self._truth_box.objects, *missing])
+    def _attach(self) -> None:
+        """Put the truth's columns made so far that are not on the page yet into their box."""
+        attached = {id(obj) for obj in self._truth_box.objects}
+        missing = [column for _, column in self._truth.values() if id(column) not in attached]
+        if missing:
+            set_flex_objects(self._truth_box, [*self._truth_box.objects, *missing])
 
     # ------------------------------------------------------------------ code and export
     def code(self) -> str:
@@ -187,7 +173,7 @@ class TasksPage(pn.viewable.Viewer):
                           "    print(key, value, sep='\\n')", ""])
 
     def _figures(self) -> list:
-        return [*self._scatter.figures, *(view.figure for view, _ in self._truth.values())]
+        return [self._scatter.figure, *(view.figure for view, _ in self._truth.values())]
 
     def _data_csv(self) -> str | None:
         dataset = self._state.dataset
@@ -214,7 +200,7 @@ class TasksPage(pn.viewable.Viewer):
         if item["key"] not in self._truth:
             view = made if made is not None else self._make_heatmap(item)
             # notes may quote task names (an upload's): escaped before they become Markdown
-            column = pn.Column(pn.pane.Bokeh(view.figure, sizing_mode="stretch_width"),
+            column = pn.Column(figure_pane(view.figure, sizing_mode="stretch_width"),
                                pn.pane.Markdown("", styles={"font-size": "1.0em"}),
                                width=440, margin=(5, 10))
             self._truth[item["key"]] = (view, column)
