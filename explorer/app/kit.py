@@ -333,6 +333,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown_step = 0
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
         self._first_draw = True    # the page has not been drawn yet
+        self._curves_joined = False   # the curves (empty before a run) are on the page
         self._all_shown = False    # every figure made so far has its pane in the body
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self.story = pn.Row(margin=0)
@@ -398,9 +399,11 @@ class ModelPageView(pn.viewable.Viewer):
         A view may make figures late (the first time the data or a snapshot needs them: the
         fewest models); existing panes are kept. The first time a served page is drawn, only
         the story's figures (on screen at 1366 x 768) go with the page; the others, below the
-        fold, and the per-task errors (empty before a fit) follow in the next message
-        (:func:`after_this_paint`), so the browser paints the page without laying out and
-        drawing them first.
+        fold, follow in the next message (:func:`after_this_paint`), so the browser paints the
+        page without laying out and drawing them first. Figures with nothing to show before a
+        run join the page with their first values: the curves (the objective) with the first
+        frame, the per-task errors with the first fit's (~40 Bokeh models each that a class
+        opening the link together would otherwise all be sent empty).
         """
         figures = self._figures()
         for view in self.views:   # titles may change with the data or the fit
@@ -416,16 +419,24 @@ class ModelPageView(pn.viewable.Viewer):
                 self._panes[id(fig)] = figure_pane(savable(fig))   # (maybe in a callback)
         story = [self._panes[id(fig)] for view in self.views[:self.page.story]
                  for fig in view.figures]
+        # a curve (the objective) is empty until the first frame: it joins the page then,
+        # and stays
+        if self._last_snapshot is not None:
+            self._curves_joined = True
         rest = [self._panes[id(fig)] for view in self.views[self.page.story:]
-                for fig in view.figures]
-        self._all_shown = True
+                if self._curves_joined or not view.accumulates for fig in view.figures]
+        self._all_shown = self._curves_joined or not any(
+            view.accumulates for view in self.views[self.page.story:])
         if self._first_draw:
             self._first_draw = False
             if after_this_paint(self._sync_figures):
                 rest, self._all_shown = [], False
-        if self._all_shown and self._errors_pane not in self._settings_column.objects:
-            # empty before a fit: it follows the story's figures to the browser
-            self._settings_column.append(self._errors_pane)
+        if self._errors_pane not in self._settings_column.objects:
+            if self._all_shown and self._errors_shown is not None:
+                # empty before a fit: it joins the settings with the first fit's errors
+                self._settings_column.append(self._errors_pane)
+            else:
+                self._all_shown = False
         self.runner.pacer.watched = [fig.id for fig in figures]
         if [id(p) for p in story] != [id(obj) for obj in self.story.objects]:
             self.story.objects = story
@@ -669,6 +680,7 @@ class ModelPageView(pn.viewable.Viewer):
         self.details.object = extra
         self._errors_shown = errors
         self.tools.refresh()
+        self._sync_figures()   # the per-task errors join the page with the first fit
 
     def _show_errors(self, errors: dict[str, np.ndarray], better: list[int]) -> str:
         """Draw the per-task bars; past the tasks whose names fit down the chart
