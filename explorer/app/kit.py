@@ -333,7 +333,6 @@ class ModelPageView(pn.viewable.Viewer):
         self._shown_step = 0
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
         self._first_draw = True    # the page has not been drawn yet
-        self._curves_joined = False   # the curves (empty before a run) are on the page
         self._all_shown = False    # every figure made so far has its pane in the body
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self.story = pn.Row(margin=0)
@@ -400,10 +399,11 @@ class ModelPageView(pn.viewable.Viewer):
         fewest models); existing panes are kept. The first time a served page is drawn, only
         the story's figures (on screen at 1366 x 768) go with the page; the others, below the
         fold, follow in the next message (:func:`after_this_paint`), so the browser paints the
-        page without laying out and drawing them first. Figures with nothing to show before a
-        run join the page with their first values: the curves (the objective) with the first
-        frame, the per-task errors with the first fit's (~40 Bokeh models each that a class
-        opening the link together would otherwise all be sent empty).
+        page without laying out and drawing them first. The per-task errors, empty before a
+        fit, join the page with the first fit's (~40 Bokeh models that a class opening the
+        link together would otherwise all be sent empty). A curve cannot join late: a figure
+        whose range placeholder the browser first saw hidden kept it hidden when Reset
+        emptied the curve ("could not set initial ranges", measured).
         """
         figures = self._figures()
         for view in self.views:   # titles may change with the data or the fit
@@ -419,14 +419,9 @@ class ModelPageView(pn.viewable.Viewer):
                 self._panes[id(fig)] = figure_pane(savable(fig))   # (maybe in a callback)
         story = [self._panes[id(fig)] for view in self.views[:self.page.story]
                  for fig in view.figures]
-        # a curve (the objective) is empty until the first frame: it joins the page then,
-        # and stays
-        if self._last_snapshot is not None:
-            self._curves_joined = True
         rest = [self._panes[id(fig)] for view in self.views[self.page.story:]
-                if self._curves_joined or not view.accumulates for fig in view.figures]
-        self._all_shown = self._curves_joined or not any(
-            view.accumulates for view in self.views[self.page.story:])
+                for fig in view.figures]
+        self._all_shown = True
         if self._first_draw:
             self._first_draw = False
             if after_this_paint(self._sync_figures):
