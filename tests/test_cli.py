@@ -42,12 +42,21 @@ def test_bad_param_exits_2(tmp_path):
     assert r.returncode == 2 and "n_samples_per_task" in r.stderr and "Traceback" not in r.stderr
 
 
+def texts(document) -> set[str]:
+    """The labels and titles of a document's models."""
+    return {text for model in document.models
+            for text in (getattr(model, "label", None), getattr(model, "title", None))
+            if isinstance(text, str)}
+
+
 def test_serve_builds_a_session_for_a_link():
     """``python -m explorer serve``: a real Bokeh server answers the page and builds a whole
-    session for a link (pulled over the websocket, as a browser would) without an error. The
-    CI's lowest-versions step runs this as its app smoke test."""
+    session for a link (pulled over the websocket, as a browser would) without an error: the
+    sidebar first, the page once the client reports the document drawn. The CI's
+    lowest-versions step runs this as its app smoke test."""
     import panel.models  # noqa: F401 -- the document's custom model types, to read it here
     from bokeh.client import pull_session
+    from bokeh.events import DocumentReady
 
     from explorer.app.pages import PAGES  # noqa: F401 -- and the app's own
 
@@ -69,9 +78,16 @@ def test_serve_builds_a_session_for_a_link():
                 time.sleep(0.25)   # the server is still starting
         if body is not None:
             with pull_session(url=url, arguments={"page": "trees", "data_seed": "3"}) as session:
-                labels = {text for model in session.document.models
-                          for text in (getattr(model, "label", None), getattr(model, "title", None))
-                          if isinstance(text, str)}
+                first = labels = texts(session.document)
+                # a browser reports the document drawn; then the server builds the page (the
+                # Python client drops patches that arrive while it waits for a reply: the
+                # document is pulled again)
+                session.document.callbacks.send_event(DocumentReady())
+                page_deadline = time.monotonic() + 30
+                while "Max depth" not in labels and time.monotonic() < page_deadline:
+                    time.sleep(0.5)
+                    session.pull()
+                    labels = texts(session.document)
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -80,5 +96,6 @@ def test_serve_builds_a_session_for_a_link():
         log.close()
     assert body is not None, f"the server never answered:\n{output[-3000:]}"
     assert "<title>MTL Explorer</title>" in body
-    assert {"Hide the truth", "Data seed", "Max depth"} <= labels   # sidebar and Trees page
+    assert {"Hide the truth", "Data seed"} <= first and "Max depth" not in first  # sidebar
+    assert {"Hide the truth", "Data seed", "Max depth"} <= labels   # then the Trees page
     assert "Traceback" not in output and "ERROR" not in output, output[-3000:]
