@@ -51,9 +51,10 @@ def texts(document) -> set[str]:
 
 def test_serve_builds_a_session_for_a_link():
     """``python -m explorer serve``: a real Bokeh server answers the page and builds a whole
-    session for a link (pulled over the websocket, as a browser would) without an error: the
-    sidebar first, the page once the client reports the document drawn. The CI's
-    lowest-versions step runs this as its app smoke test."""
+    session for a link (pulled over the websocket, as a browser would) without an error; a
+    session opened together with another gets its sidebar first and its page once the
+    client reports the document drawn. The CI's lowest-versions step runs this as its app
+    smoke test."""
     import panel.models  # noqa: F401 -- the document's custom model types, to read it here
     from bokeh.client import pull_session
     from bokeh.events import DocumentReady
@@ -79,9 +80,10 @@ def test_serve_builds_a_session_for_a_link():
         if body is not None:
             with pull_session(url=url, arguments={"page": "trees", "data_seed": "3"}) as session:
                 first = labels = texts(session.document)
-                # a browser reports the document drawn; then the server builds the page (the
-                # Python client drops patches that arrive while it waits for a reply: the
-                # document is pulled again)
+                # opened right after the page request above, this session opens together
+                # with it (a class opening the link): its sidebar first, and once a browser
+                # reports the document drawn, the page (the Python client drops patches
+                # that arrive while it waits for a reply: the document is pulled again)
                 session.document.callbacks.send_event(DocumentReady())
                 page_deadline = time.monotonic() + 30
                 while "Max depth" not in labels and time.monotonic() < page_deadline:

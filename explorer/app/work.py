@@ -37,7 +37,8 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["Cancelled", "Job", "Token", "WorkService", "after_this_paint", "batched",
-           "can_poll", "in_notebook_kernel", "in_turn", "locked", "on_loop", "start_thread"]
+           "can_poll", "in_notebook_kernel", "in_turn", "locked", "on_loop", "start_thread",
+           "turns_waiting"]
 
 log = logging.getLogger(__name__)
 
@@ -432,6 +433,11 @@ def in_turn(doc, callback: Callable[[], None]) -> None:
     _turns.append((doc, callback))
     if _turn_taker is None or _turn_taker.done():
         _turn_taker = asyncio.get_running_loop().create_task(_take_turns())
+
+
+def turns_waiting() -> int:
+    """How many callbacks wait for their turn (:func:`in_turn`)."""
+    return len(_turns)
 
 
 async def _take_turns() -> None:

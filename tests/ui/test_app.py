@@ -534,6 +534,28 @@ def test_a_model_page_sends_its_figures_below_the_fold_next_and_all_themed(app_u
             page.get_by_role("button", name="▶ Run").click()
 
 
+def test_sessions_opened_together_get_their_pages_themed_and_working(app_url, page, new_page):
+    """A class opening the link together: the second session, asked for while the first was
+    being built, gets its sidebar first and its page once its browser has drawn it, in turn
+    (tests/test_cli.py checks the order on the wire). Both pages come themed, without a
+    console error, and run."""
+    other = new_page()
+    url = app_url + "?page=outliers&data=outlier_tasks"
+    page.goto(url, wait_until="commit")
+    other.goto(url, wait_until="commit")
+    for opened in (page, other):
+        opened.wait_for_function(f"() => ({FIGURES_THEMED_JS})().length >= 6", timeout=30_000)
+        try:
+            opened.wait_for_function(
+                f"() => ({FIGURES_THEMED_JS})().every((themed) => themed)", timeout=10_000)
+        except Exception:  # noqa: BLE001 -- the assertion below says which figures
+            pass
+        assert opened.evaluate(FIGURES_THEMED_JS) == [True] * 6
+    other.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    other.get_by_role("button", name="▶ Run").click()
+    other.get_by_text("Test nMSE").first.wait_for(timeout=60_000)
+
+
 def test_the_tasks_page_draws_its_late_figures_in_the_theme_too(app_url, page):
     # The tasks' scatters come with the page, the truth's heatmaps (relation, similarity,
     # coefficients) in the next message: made in a session callback, they once went out
