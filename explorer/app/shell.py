@@ -58,7 +58,9 @@ class ExplorerApp(pn.viewable.Viewer):
             self.main.objects = [*self.main.objects, self._coming]
         else:
             self._show_page()
-        session_built()
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            session_built()   # (not panel serve --warm's build: its first visitor is alone)
 
     def __panel__(self):
         return pn.Row(pn.Column(*self.sidebar, width=340), self.main, sizing_mode="stretch_width")
