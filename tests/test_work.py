@@ -338,10 +338,10 @@ def test_in_turn_runs_queued_callbacks_in_order_with_the_loop_answering_in_betwe
             in_turn(Document(), lambda k=k: seen.append(f"page {k}"))
         await asyncio.sleep(0)
         asyncio.get_running_loop().call_soon(lambda: seen.append("change"))
-        for _ in range(50):
+        for _ in range(400):   # a short breath between two turns (TURN_GAP_S)
             if len(seen) == 4:
                 break
-            await asyncio.sleep(0)
+            await asyncio.sleep(0.005)
 
     asyncio.run(open_three_then_change())
     assert [s for s in seen if s.startswith("page")] == ["page 0", "page 1", "page 2"]

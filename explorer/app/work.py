@@ -399,13 +399,13 @@ def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -
         return False
     done = threading.Event()
 
-    def run() -> None:
+    def run() -> None:   # in turn with the sessions opening meanwhile (a class at once)
         if not done.is_set():
             done.set()
-            on_loop(doc, callback)
+            in_turn(doc, callback)
 
     if pn.state.loaded:
-        doc.add_next_tick_callback(run)
+        in_turn(doc, callback)
     else:
         pn.state.onload(run)
         doc.add_timeout_callback(run, int(fallback_s * 1000))
@@ -417,6 +417,9 @@ _turns: deque = deque()
 _turn_taker: asyncio.Task | None = None
 #: Longest wait for one turn's callback (a session that ended before its turn never runs it).
 TURN_TIMEOUT_S = 10.0
+#: Pause between two turns: the messages of open sessions (and the hops of their changes:
+#: a data build's result, its figures) are answered in it.
+TURN_GAP_S = 0.02
 
 
 def in_turn(doc, callback: Callable[[], None]) -> None:
@@ -461,6 +464,8 @@ async def _take_turns() -> None:
             await asyncio.wait_for(done, TURN_TIMEOUT_S)
         except asyncio.TimeoutError:
             log.warning("in_turn: a callback did not run within %s s", TURN_TIMEOUT_S)
+        if _turns:   # a breath between two: what arrived meanwhile goes first
+            await asyncio.sleep(TURN_GAP_S)
 
 
 def in_notebook_kernel() -> bool:
