@@ -429,13 +429,18 @@ def in_turn(doc, callback: Callable[[], None]) -> None:
     For work a new session queues while a class opens the link together (its first page):
     in between two callbacks the loop answers whatever arrived meanwhile, so an open
     session's change waits for one callback at most, not for every session opening, and the
-    sessions that asked first are served first. Call it on the server's event loop (a
-    session callback).
+    sessions that asked first are served first. Without a running event loop (``panel
+    serve --warm`` building the app before it listens) it runs at once.
     """
     global _turn_taker
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:   # no event loop (panel serve --warm's own build): at once
+        on_loop(doc, callback)
+        return
     _turns.append((doc, callback))
     if _turn_taker is None or _turn_taker.done():
-        _turn_taker = asyncio.get_running_loop().create_task(_take_turns())
+        _turn_taker = loop.create_task(_take_turns())
 
 
 def turns_waiting() -> int:
