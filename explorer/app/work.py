@@ -389,8 +389,9 @@ def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -
     of its own (figures below the fold), so the browser draws the rest without waiting.
 
     Before the session has loaded, that is when the browser reports its document drawn
-    (Panel's ``onload``), or after ``fallback_s``; later, the loop's next tick. Returns False,
-    and runs nothing, without a served session (there everything is shown at once).
+    (Panel's ``onload``), or after ``fallback_s``; later, at once. Either way in turn with
+    the other sessions' pages (:func:`in_turn`). Returns False, and runs nothing, without a
+    served session (there everything is shown at once).
     """
     import panel as pn
 

@@ -1,4 +1,6 @@
-"""Static views of a multi-task dataset: one 2-D scatter per task (plain Bokeh, no Panel).
+"""Static views of a multi-task dataset: a 2-D scatter per task (plain Bokeh, no Panel), as
+one figure with a panel per task (:class:`TaskScatterGrid`, the app's Tasks page) or a figure
+per task (:func:`task_scatter_figures`).
 
 With two features the axes are the features themselves; with more, every task is drawn in
 the same 2-D projection, so that positions are comparable from task to task: the plane of
@@ -231,9 +233,9 @@ def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
         ``panels``: one dict per drawn task (the first ``max_tasks``) with ``name``,
         ``title``, ``x``, ``y``, ``color`` and ``label`` (what the hover shows);
         ``x_range`` / ``y_range`` (shared limits); ``x_label`` / ``y_label``;
-        ``target_range`` ((low, high) of the
-        colour scale for regression, None for classification); ``subsampled`` (True when a
-        panel shows a subset of its task's points).
+        ``target_range`` ((low, high) of the colour scale for regression, None for
+        classification); ``subsampled`` (True when a panel shows a subset of its task's
+        points).
 
     >>> from explorer.data import make_task_family
     >>> frame = scatter_frame(make_task_family(("related",), random_state=0))
