@@ -339,7 +339,7 @@ class ModelPageView(pn.viewable.Viewer):
         self.captions = pn.Column(margin=0)
         self._errors_pane = figure_pane(savable(self.errors.figure))
         self._panes[id(self.errors.figure)] = self._errors_pane
-        # the per-task errors join the settings once the story is drawn (:meth:`_sync_figures`)
+        # the per-task errors join the settings with the first fit's (:meth:`_sync_figures`)
         self._settings_column = pn.Column(self.form, width=300, margin=0)
         self._errors_shown: dict[str, np.ndarray] | None = None
         self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
