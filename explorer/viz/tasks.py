@@ -305,7 +305,7 @@ class TaskScatterGrid:
     PAD, TITLE_BAND = 0.05, 0.13
 
     def __init__(self, *, cell_width: int = 225, cell_height: int = 210,
-                 max_columns: int = 4):
+                 max_columns: int = 4, title: str = ""):
         self.cell_width, self.cell_height, self.max_columns = cell_width, cell_height, max_columns
         self.columns, self.rows = 1, 1
         self.points = ColumnDataSource({key: [] for key in
@@ -315,7 +315,7 @@ class TaskScatterGrid:
         self.zero = ColumnDataSource({key: [] for key in ("x0", "y0", "x1", "y1")})
         self.mapper = LinearColorMapper(palette=Viridis256, low=0.0, high=1.0)
         fig = figure(x_range=Range1d(0, 1), y_range=Range1d(-1, 0), tools="save",
-                     frame_width=cell_width, frame_height=cell_height, title="",
+                     frame_width=cell_width, frame_height=cell_height, title=title,
                      min_border_left=10, min_border_right=10, min_border_top=5)
         fig.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
                  fill_color="#fafafa", line_color="#bbbbbb")
@@ -378,15 +378,15 @@ class TaskScatterGrid:
             cells["title"].append(panel["title"])
             cells["tx"].append(left)
             cells["ty"].append(bottom + height + 0.01)
+            segments = []   # the lines at 0 that fall inside the panel
             if x0 < 0 < x1:
-                at = left + -x0 / (x1 - x0) * width
-                for key, value in zip(("x0", "y0", "x1", "y1"),
-                                      (at, bottom, at, bottom + height), strict=True):
-                    zero[key].append(value)
+                at = left - x0 / (x1 - x0) * width
+                segments.append((at, bottom, at, bottom + height))
             if y0 < 0 < y1:
-                at = bottom + -y0 / (y1 - y0) * height
-                for key, value in zip(("x0", "y0", "x1", "y1"),
-                                      (left, at, left + width, at), strict=True):
+                at = bottom - y0 / (y1 - y0) * height
+                segments.append((left, at, left + width, at))
+            for segment in segments:
+                for key, value in zip(("x0", "y0", "x1", "y1"), segment, strict=True):
                     zero[key].append(value)
         for key in ("x", "y", "px", "py"):
             points[key] = np.concatenate(points[key]) if points[key] else np.zeros(0)

@@ -69,7 +69,7 @@ class TasksPage(pn.viewable.Viewer):
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self._scatter = TaskScatterGrid()
+        self._scatter = TaskScatterGrid(title="Data of each task")
         self._scatter_pane = figure_pane(self._scatter.figure, margin=(0, 10))
         self._scatter_note = pn.pane.Markdown("", styles={"font-size": "1.05em"})
         self._truth: dict[str, tuple[MatrixHeatmap, pn.Column]] = {}
@@ -126,7 +126,6 @@ class TasksPage(pn.viewable.Viewer):
 
     def _patch(self, dataset, scatter, truth, heatmaps) -> None:
         self._scatter.apply(scatter)
-        self._scatter.figure.title.text = "Data of each task"
         name_figures(self._scatter.figure)
         shown = min(dataset.n_tasks, MAX_TASKS)
         note = f"**{dataset.n_tasks} tasks**"
