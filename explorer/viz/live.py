@@ -415,7 +415,10 @@ class BarView:
         if horizontal and one_line <= width:
             legend.orientation = "horizontal"
         legend.label_text_font_size, legend.spacing = "10pt", 1
-        (fig.xaxis if horizontal else fig.yaxis).axis_label = y_label
+        values_axis = fig.xaxis if horizontal else fig.yaxis
+        values_axis.axis_label = y_label
+        if horizontal:   # a narrow axis: ~7 numbers at the tick font ran into each other
+            values_axis.ticker.desired_num_ticks = 4
         self.threshold = Span(location=0.0 if threshold is None else float(threshold),
                               dimension="height" if horizontal else "width",
                               line_dash="dashed", line_color="black",
