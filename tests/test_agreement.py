@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from explorer.compare.agreement import relationship_agreement
+from explorer.compare.agreement import (
+    RANK_RESOLUTION,
+    UNRELATED_SHARE,
+    TruthComparison,
+    relationship_agreement,
+)
 from explorer.data import make_task_family
 
 
@@ -56,6 +61,24 @@ def test_the_rank_correlation_is_spearmans_with_ties():
     off = ~np.eye(truth.shape[0], dtype=bool)
     expected = spearmanr(estimate[off], truth[off]).statistic
     assert relationship_agreement(estimate, truth)["rank_correlation"] == pytest.approx(expected)
+
+
+def test_one_truth_compared_with_many_estimates_gives_scipys_figures():
+    # a live view's case: the truth prepared once (its ranks by sorting), every frame's
+    # estimate ranked by counting its rounded values; checked against scipy's spearmanr
+    rng = np.random.default_rng(5)
+    truth = rng.normal(size=(30, 200)) * (rng.random((30, 200)) < 0.3)   # many tied zeros
+    compare = TruthComparison(truth, entries="all")
+    for noise in (0.1, 1.0, 10.0):
+        estimate = truth + noise * rng.normal(size=truth.shape)
+        rounded = np.round(estimate / (RANK_RESOLUTION * np.abs(estimate).max()))
+        result = compare.agreement(estimate)
+        assert result["rank_correlation"] == pytest.approx(
+            spearmanr(rounded.ravel(), truth.ravel()).statistic, abs=1e-12)
+        signed = np.abs(truth) > UNRELATED_SHARE * np.abs(truth).max()
+        assert result["sign_agreement"] == pytest.approx(
+            np.mean(np.sign(estimate[signed]) == np.sign(truth[signed])))
+        assert result == relationship_agreement(estimate, truth, entries="all")
 
 
 def test_unknown_or_uninformative_truth_gives_nan_and_a_reason():

@@ -1,6 +1,7 @@
 """Small browser-side components: a CSV upload field that refuses a file over the limit *in
 the browser*, and the two parts of the live views' controls that change on every frame: the
-frame pacer (:class:`FramePacer`) and the status line (:class:`StatusLine`).
+frame pacer (:class:`FramePacer`) and text rewritten with every frame (:class:`LiveText`:
+the status line, the agreement captions).
 
 The stock ``FileInput`` sends the whole file base64-encoded in one websocket message before
 the server can look at its size: a 15 MB file became a ~20 MB message, over the Bokeh
@@ -29,8 +30,8 @@ from explorer._compat import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CsvUpload", "FramePacer", "ShownPageLayout", "StatusLine", "figure_pane", "intro_card",
-           "set_flex_objects"]
+__all__ = ["CsvUpload", "FramePacer", "LiveText", "ShownPageLayout", "figure_pane", "intro_card",
+           "set_flex_objects", "status_line"]
 
 
 class CsvUpload(JSComponent):
@@ -183,41 +184,53 @@ class ShownPageLayout(JSComponent):
                         "out with the shown one. See explorer/_compat.py.", self.hook)
 
 
-class StatusLine(JSComponent):
-    """One line of text that the server rewrites many times a second (the runner's state,
-    step and objective), drawn without re-laying out the page.
+class LiveText(JSComponent):
+    """Text that the server rewrites many times a second (a run's status, the agreement of
+    an estimate with its truth), drawn without re-laying out the page.
 
     A Bokeh ``Div`` whose text changes re-renders itself and then lays out the whole page
     from the root: BokehJS re-reads the computed style of every layout box, on every tick
     of a run. Measured in one A/B on Trees (largest data, 30 steps/s): the browser received
-    4.9 frames a second with the Div, 10.5 with this line. Here the text is swapped inside
-    a box of fixed height, which BokehJS does not know has changed; a line too long for the
-    box ends in an ellipsis and shows whole as a tooltip.
+    4.9 frames a second with a Div as the status line, 10.5 with this component. Here the
+    text is swapped inside the component's box, which BokehJS does not know has changed;
+    the page is laid out again only if the box's height changes (a caption wrapping to
+    another number of lines).
 
-    ``html`` is shown as HTML: the caller escapes it (see ``runner._status_html``).
+    ``html`` is shown as HTML: the caller escapes it. ``one_line``: the text stays on one
+    line, ends in an ellipsis when too long and shows whole as a tooltip (give the
+    component a fixed ``height``). ``role``: the ARIA role of the text, for example
+    "status".
     """
 
     html = param.String(default="")
+    one_line = param.Boolean(default=False, constant=True)
+    role = param.String(default="", constant=True)
 
     _esm = """
 export function render({ model, el }) {
-  const line = document.createElement("div");
-  line.className = "status-line";
-  line.setAttribute("role", "status");
+  const box = document.createElement("div");
+  box.className = model.one_line ? "live-text one-line" : "live-text";
+  if (model.role) box.setAttribute("role", model.role);
   const show = () => {
-    line.innerHTML = model.html;
-    line.title = line.textContent;
+    box.innerHTML = model.html;
+    if (model.one_line) box.title = box.textContent;
   };
   model.on("html", show);
   show();
-  el.appendChild(line);
+  el.appendChild(box);
 }
 """
 
-    _stylesheets = [""":host .status-line {
+    _stylesheets = [""":host .live-text { font-size: 15px; line-height: 1.35; }
+:host .live-text.one-line {
   font-size: 1.05em; line-height: 24px; height: 24px; padding-left: 5px;
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
 }"""]
+
+
+def status_line(html: str = "", **params) -> LiveText:
+    """The runner's status line: one line of 24 px (see :class:`LiveText`)."""
+    return LiveText(html=html, one_line=True, role="status", height=24, **params)
 
 
 def figure_pane(fig, **params) -> pn.pane.Bokeh:

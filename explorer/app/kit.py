@@ -36,7 +36,7 @@ import panel as pn
 import param
 
 from explorer.app.access import name_figures, name_panes
-from explorer.app.components import figure_pane, intro_card, set_flex_objects
+from explorer.app.components import LiveText, figure_pane, intro_card, set_flex_objects
 from explorer.app.export import MATRIX_CODE, PageTools, dataset_code, results_csv, savable
 from explorer.app.fit_session import FitJob
 from explorer.app.runner import LiveFitRunner
@@ -337,6 +337,7 @@ class ModelPageView(pn.viewable.Viewer):
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self.story = pn.Row(margin=0)
         self.captions = pn.Column(margin=0)
+        self._captions: list[tuple[Any, LiveText]] = []   # (a view's caption, its text here)
         self._errors_pane = figure_pane(savable(self.errors.figure))
         self._panes[id(self.errors.figure)] = self._errors_pane
         # the per-task errors join the settings with the first fit's (:meth:`_sync_figures`)
@@ -391,9 +392,10 @@ class ModelPageView(pn.viewable.Viewer):
         """Every figure of the page, in order."""
         return [f for view in self.views for f in view.figures] + [self.errors.figure]
 
-    def _sync_figures(self) -> None:
+    def _sync_figures(self, *, frame: bool = False) -> None:
         """Show every view's figures, in order: the story's in their row, the others in the
-        body, then the page's own panels.
+        body, then the page's own panels. ``frame``: called for a live frame, which changes
+        the views only (the panels' figures keep their names).
 
         A view may make figures late (the first time the data or a snapshot needs them: the
         fewest models); existing panes are kept. The first time a served page is drawn, only
@@ -405,12 +407,13 @@ class ModelPageView(pn.viewable.Viewer):
         whose range placeholder the browser first saw hidden kept it hidden when Reset
         emptied the curve ("could not set initial ranges", measured).
         """
+        self._sync_captions()
         figures = self._figures()
         for view in self.views:   # titles may change with the data or the fit
             for fig in view.figures:
                 name_figures(fig, truth=_shows_truth(view, fig))
         name_figures(self.errors.figure)
-        for panel in self.panels:
+        for panel in () if frame else self.panels:
             name_panes(panel.layout)
         if self._all_shown and len(figures) == len(self._panes):
             return   # every frame comes here: nothing new
@@ -539,9 +542,20 @@ class ModelPageView(pn.viewable.Viewer):
         if page.objective:
             views.append(ObjectiveView(page.objective, log=page.objective_log, width=480))
         self.views = views
-        self.captions.objects = [figure_pane(view.caption, margin=(0, 10))
-                                 for view in views[:page.story]
-                                 if getattr(view, "caption", None) is not None]
+        # A view's caption is a Bokeh Div, whose every new text lays out the whole page in
+        # the browser (Outliers at its largest data: 12 times in 3 s of a run); the page
+        # shows its text in a LiveText instead (:meth:`_sync_captions`).
+        self._captions = [(view.caption, LiveText(html=view.caption.text,
+                                                  width=view.caption.width, margin=(0, 10)))
+                          for view in views[:page.story]
+                          if getattr(view, "caption", None) is not None]
+        self.captions.objects = [text for _, text in self._captions]
+
+    def _sync_captions(self) -> None:
+        """The story's captions show their views' current text."""
+        for caption, text in self._captions:
+            if text.html != caption.text:
+                text.html = caption.text
 
     def _params_changed(self, *_) -> None:
         warm = self.page.warm and self._fitted is not None
@@ -618,7 +632,7 @@ class ModelPageView(pn.viewable.Viewer):
             view.update(snapshot)
         self._last_snapshot = snapshot
         self._shown_step = snapshot.step
-        self._sync_figures()
+        self._sync_figures(frame=True)
 
     def _scrolled(self, *_) -> None:
         """The browser reported other figures out of sight: views back in sight catch up,
@@ -762,6 +776,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._fitted, self._last_result = None, None
         for view in self.views:
             view.clear()
+        self._sync_captions()
         for panel in self.panels:
             panel.clear()
         self.errors.update({})

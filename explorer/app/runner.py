@@ -64,7 +64,7 @@ class LiveFitRunner(pn.viewable.Viewer):
                  on_stop=None, work=None, record_cap=500, record_max_bytes=RECORD_MAX_BYTES,
                  period_ms: int = 100, speed: str = "10 steps/s", **params):
         super().__init__(**params)
-        from explorer.app.components import FramePacer, StatusLine
+        from explorer.app.components import FramePacer, status_line
 
         self.pacer = FramePacer(width=0, height=0, margin=0)
         # The next frame goes as soon as the browser acknowledges this one, at most MAX_FPS
@@ -96,9 +96,9 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._alert = pn.pane.Alert("", alert_type="danger", visible=False,
                                     sizing_mode="stretch_width")
         # The status line changes on every tick of a run: a component whose text change does
-        # not lay the page out again (see StatusLine).
-        self._status = StatusLine(html=_status_html(self.status), height=24,
-                                  sizing_mode="stretch_width", margin=(0, 5))
+        # not lay the page out again (see LiveText).
+        self._status = status_line(_status_html(self.status), sizing_mode="stretch_width",
+                                   margin=(0, 5))
         self.param.watch(lambda event: setattr(self._status, "html", _status_html(event.new)),
                          "status")
         self._scrub_moved_at = 0.0

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["relationship_agreement", "AGREEMENT_KEYS", "RANK_RESOLUTION", "UNRELATED_SHARE",
-           "TRUTH_FOR", "truth_for"]
+           "TRUTH_FOR", "TruthComparison", "truth_for"]
 
 #: The figures :func:`relationship_agreement` returns (besides ``n_pairs`` and ``reason``).
 AGREEMENT_KEYS = ("sign_agreement", "rank_correlation", "relative_error")
@@ -89,15 +89,116 @@ def _matrix(name: str, value, square: bool) -> np.ndarray:
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their ranks), as Spearman's rho needs."""
-    order = np.argsort(values, kind="mergesort")
+    """Average ranks (ties share the mean of their ranks), as Spearman's rho needs.
+
+    >>> _ranks(np.array([3.0, 1.0, 3.0, 2.0]))
+    array([2.5, 0. , 2.5, 1. ])
+    """
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    # runs of equal values in sorted order: the run of a position, where each run starts
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    counts = np.diff(np.r_[starts, values.size])
     ranks = np.empty(values.size)
-    ranks[order] = np.arange(values.size, dtype=np.float64)
-    _, first, counts = np.unique(values[order], return_index=True, return_counts=True)
-    for start, count in zip(first, counts, strict=True):
-        if count > 1:
-            ranks[order[start:start + count]] = start + (count - 1) / 2.0
+    ranks[order] = np.repeat(starts + (counts - 1) / 2.0, counts)
     return ranks
+
+
+def _rounded_ranks(values: np.ndarray) -> np.ndarray:
+    """:func:`_ranks` of integer-valued floats in a short range (the estimate rounded to
+    :data:`RANK_RESOLUTION` of its largest magnitude: at most ~400 distinct values), by
+    counting instead of sorting (a live view ranks every frame's estimate).
+
+    >>> _rounded_ranks(np.array([3.0, 1.0, 3.0, 2.0]))
+    array([2.5, 0. , 2.5, 1. ])
+    """
+    low = values.min()
+    codes = (values - low).astype(np.int64)
+    counts = np.bincount(codes)
+    starts = np.cumsum(counts) - counts
+    return (starts + (counts - 1) / 2.0)[codes]
+
+
+class TruthComparison:
+    """What :func:`relationship_agreement` needs of the truth, computed once for the many
+    estimates compared with it (a live view compares every frame's).
+
+    Parameters
+    ----------
+    truth : array-like of shape (m, m) (any 2-D shape with ``entries="all"``), or None
+        As :func:`relationship_agreement`.
+    entries : {"off-diagonal", "all"}
+        As :func:`relationship_agreement`.
+
+    >>> compare = TruthComparison(np.array([[1., 1, -1], [1, 1, -1], [-1, -1, 1]]))
+    >>> compare.agreement(np.eye(3) - 0.5)["sign_agreement"]
+    0.6666666666666666
+    """
+
+    def __init__(self, truth, *, entries: str = "off-diagonal"):
+        if entries not in ("off-diagonal", "all"):
+            raise ValueError(f"entries must be 'off-diagonal' or 'all'; got {entries!r}.")
+        self.pairs = entries == "off-diagonal"
+        self.truth = None if truth is None else _matrix("truth", truth, self.pairs)
+        if self.truth is None:
+            return
+        compared = np.isfinite(self.truth)
+        if self.pairs:
+            compared &= ~np.eye(self.truth.shape[0], dtype=bool)
+        self.compared = compared
+        t = self.truth[compared]
+        self.t = t
+        self.signed = np.abs(t) > UNRELATED_SHARE * np.max(np.abs(t), initial=0.0)
+        self.sign_t = np.sign(t[self.signed])
+        self.rank_t = (_ranks(t) - (t.size - 1) / 2.0) if t.size and np.ptp(t) > 0 else None
+        norm_t = np.linalg.norm(t)
+        self.unit_t = t / norm_t if norm_t > 0 else None
+
+    def agreement(self, estimate) -> dict:
+        """:func:`relationship_agreement` of ``estimate`` with this truth."""
+        pairs = self.pairs
+        estimate = _matrix("estimate", estimate, pairs)
+        result = {key: float("nan") for key in AGREEMENT_KEYS}
+        result.update(n_pairs=0, reason="")
+        if self.truth is None:
+            result["reason"] = "the truth is unknown"
+            return result
+        if self.truth.shape != estimate.shape:
+            raise ValueError(f"estimate and truth must have the same shape; got "
+                             f"{estimate.shape} and {self.truth.shape}.")
+        if not np.all(np.isfinite(estimate)):
+            raise ValueError("estimate must be finite (no NaN or inf).")
+        t = self.t
+        e = estimate[self.compared]
+        result["n_pairs"] = int(t.size)
+        if t.size == 0:
+            result["reason"] = ("the truth is unknown" if not pairs or self.truth.shape[0] > 1
+                                else "one task has no pair")
+            return result
+        reasons = []
+        where = " off the diagonal" if pairs else ""
+        if self.signed.any():
+            result["sign_agreement"] = float(np.mean(np.sign(e[self.signed]) == self.sign_t))
+        else:
+            reasons.append("the truth has no related or negated pair")
+        scale = np.max(np.abs(e), initial=0.0)
+        e_ranked = np.round(e / (RANK_RESOLUTION * scale)) if scale > 0 else e
+        if self.rank_t is not None and np.ptp(e_ranked) > 0:
+            rank_e = _rounded_ranks(e_ranked) - (t.size - 1) / 2.0
+            rank_t = self.rank_t
+            result["rank_correlation"] = float(
+                rank_e @ rank_t / np.sqrt((rank_e @ rank_e) * (rank_t @ rank_t)))
+        else:
+            reasons.append(f"the truth is constant{where}" if self.rank_t is None
+                           else f"the estimate is constant{where}")
+        norm_e = np.linalg.norm(e)
+        if self.unit_t is not None and norm_e > 0:
+            result["relative_error"] = float(np.linalg.norm(e / norm_e - self.unit_t))
+        else:
+            reasons.append(f"the truth is zero{where}" if self.unit_t is None
+                           else f"the estimate is zero{where}")
+        result["reason"] = "; ".join(reasons)
+        return result
 
 
 def relationship_agreement(estimate, truth, *, entries: str = "off-diagonal") -> dict:
@@ -119,54 +220,11 @@ def relationship_agreement(estimate, truth, *, entries: str = "off-diagonal") ->
         ``sign_agreement``, ``rank_correlation``, ``relative_error`` (floats, ``nan`` where
         they cannot be computed), ``n_pairs`` (ordered off-diagonal pairs compared) and
         ``reason`` ('' when every figure was computed, else why not).
+
+    Comparing many estimates with one truth: :class:`TruthComparison`.
     """
     if entries not in ("off-diagonal", "all"):
         raise ValueError(f"entries must be 'off-diagonal' or 'all'; got {entries!r}.")
-    pairs = entries == "off-diagonal"
-    estimate = _matrix("estimate", estimate, pairs)
-    result = {key: float("nan") for key in AGREEMENT_KEYS}
-    result.update(n_pairs=0, reason="")
-    if truth is None:
-        result["reason"] = "the truth is unknown"
-        return result
-    truth = _matrix("truth", truth, pairs)
-    if truth.shape != estimate.shape:
-        raise ValueError(f"estimate and truth must have the same shape; got {estimate.shape} "
-                         f"and {truth.shape}.")
-    if not np.all(np.isfinite(estimate)):
-        raise ValueError("estimate must be finite (no NaN or inf).")
-    compared = np.isfinite(truth)
-    if pairs:
-        compared &= ~np.eye(truth.shape[0], dtype=bool)
-    e, t = estimate[compared], truth[compared]
-    result["n_pairs"] = int(t.size)
-    if t.size == 0:
-        result["reason"] = ("the truth is unknown" if not pairs or truth.shape[0] > 1
-                            else "one task has no pair")
-        return result
-    reasons = []
-    signed = np.abs(t) > UNRELATED_SHARE * np.max(np.abs(t), initial=0.0)
-    if signed.any():
-        result["sign_agreement"] = float(np.mean(np.sign(e[signed]) == np.sign(t[signed])))
-    else:
-        reasons.append("the truth has no related or negated pair")
-    scale = np.max(np.abs(e), initial=0.0)
-    e_ranked = np.round(e / (RANK_RESOLUTION * scale)) if scale > 0 else e
-    if np.ptp(t) > 0 and np.ptp(e_ranked) > 0:
-        rank_e = _ranks(e_ranked) - (t.size - 1) / 2.0
-        rank_t = _ranks(t) - (t.size - 1) / 2.0
-        result["rank_correlation"] = float(
-            rank_e @ rank_t / np.sqrt((rank_e @ rank_e) * (rank_t @ rank_t)))
-    else:
-        where = " off the diagonal" if pairs else ""
-        reasons.append(f"the truth is constant{where}" if np.ptp(t) == 0
-                       else f"the estimate is constant{where}")
-    norm_e, norm_t = np.linalg.norm(e), np.linalg.norm(t)
-    if norm_t > 0 and norm_e > 0:
-        result["relative_error"] = float(np.linalg.norm(e / norm_e - t / norm_t))
-    else:
-        where = " off the diagonal" if pairs else ""
-        reasons.append(f"the truth is zero{where}" if norm_t == 0
-                       else f"the estimate is zero{where}")
-    result["reason"] = "; ".join(reasons)
-    return result
+    # the estimate's shape is checked before the truth is looked at
+    _matrix("estimate", estimate, entries == "off-diagonal")
+    return TruthComparison(truth, entries=entries).agreement(estimate)

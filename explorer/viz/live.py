@@ -687,12 +687,14 @@ class EstimateTruthView(LiveView):
         self.caption = Div(text="", width=2 * self.frame + 200,
                            styles={"font-size": "15px", "line-height": "1.35"})
         self._truth_matrix: np.ndarray | None = None
+        self._comparison = None   # a TruthComparison of the truth, made at the first frame
 
     def set_data(self, dataset) -> None:
         self.estimate.set_data(dataset)
         self.truth.set_data(dataset)
         truth = (getattr(dataset, "truth", None) or {}).get(self.truth.key)
         self._truth_matrix = None if truth is None else np.asarray(truth, dtype=float)
+        self._comparison = None
         self.caption.text = ("" if truth is not None else
                              "<b>Agreement with the truth</b>: the truth is hidden, or unknown "
                              "for these data.")
@@ -702,12 +704,14 @@ class EstimateTruthView(LiveView):
         matrix = snapshot.matrices.get(self.estimate.key)
         if matrix is None or self._truth_matrix is None:
             return
-        from explorer.compare.agreement import relationship_agreement
+        from explorer.compare.agreement import TruthComparison
 
         matrix = np.asarray(matrix, dtype=float)
         if matrix.shape != self._truth_matrix.shape or not np.all(np.isfinite(matrix)):
             return
-        agreement = relationship_agreement(matrix, self._truth_matrix, entries=self.entries)
+        if self._comparison is None:   # the truth's ranks once, not on every frame
+            self._comparison = TruthComparison(self._truth_matrix, entries=self.entries)
+        agreement = self._comparison.agreement(matrix)
         text = agreement_html(agreement,
                               what="pairs" if self.entries == "off-diagonal" else "coefficients")
         if text != self.caption.text:

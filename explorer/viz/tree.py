@@ -636,10 +636,14 @@ function fit() {
   // A new frame height lays out the whole page (~100 ms in the browser, a frame's time).
   // During a fit the frame takes the height of the deepest tree the fit may grow
   // (``reserve``, at most scale 1) on its first frame, instead of growing at every new
-  // depth; it grows in 40 px steps past that, and shrinks only for a much smaller complete
-  // drawing (a new tree, or a fit that stopped shallower than it could have).
+  // depth: within ``max_height``; a drawing that outgrows ``max_height`` anyway (a wide
+  // tree kept at the smallest readable scale) takes the whole reserve the first time it
+  // does (Trees at its largest data: 2 layouts of the page instead of 7). The frame grows
+  // in 40 px steps past that, and shrinks only for a much smaller complete drawing (a new
+  // tree, or a fit that stopped shallower than it could have).
   const needed = Math.max(min_height, height * scale)
-  const wanted = Math.max(needed, Math.min(max_height, reserve * Math.min(1, scale)))
+  const reserved = reserve * Math.min(1, scale)
+  const wanted = Math.max(needed, needed > max_height ? reserved : Math.min(max_height, reserved))
   let frame_height = fig.frame_height
   if (wanted > frame_height || (reserve == 0 && needed < 0.6 * frame_height))
     frame_height = Math.max(min_height, Math.min(Math.ceil(wanted / 40) * 40,
