@@ -76,6 +76,25 @@ FIGURES_THEMED_JS = """() => {
   return out;
 }"""
 
+#: Components rendered as isolated ones: the whole of Bootstrap (bootstrap.min.css) linked
+#: in their own shadow root instead of the template's rules for their kind (see
+#: explorer.app.serving.themed_by_the_template); returns their Bokeh classes.
+ISOLATED_COMPONENTS_JS = """() => {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) {
+        if ([...el.shadowRoot.children].some((child) => child.tagName === 'LINK'
+              && child.href.split('/').pop().startsWith('bootstrap.min.css')))
+          out.push([...el.classList].find((name) => name.startsWith('bk-')) || el.tagName);
+        walk(el.shadowRoot);
+      }
+    }
+  };
+  walk(document);
+  return out;
+}"""
+
 
 def _free_port() -> int:
     with socket.socket() as sock:

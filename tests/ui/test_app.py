@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from explorer.app.state import UPLOAD_LIMIT_BYTES
 from explorer.data.catalog import CATALOG
-from tests.ui.conftest import FIGURES_THEMED_JS
+from tests.ui.conftest import FIGURES_THEMED_JS, ISOLATED_COMPONENTS_JS
 
 pytestmark = pytest.mark.ui
 
@@ -551,9 +551,17 @@ def test_sessions_opened_together_get_their_pages_themed_and_working(app_url, pa
         except Exception:  # noqa: BLE001 -- the assertion below says which figures
             pass
         assert opened.evaluate(FIGURES_THEMED_JS) == [True] * 6
+        # the page built after the sidebar was drawn is themed like a page built with it:
+        # no component carries the whole of Bootstrap in its own shadow root (those slowed
+        # every frame of a run by 3x the browser's style recalculation)
+        assert opened.evaluate(ISOLATED_COMPONENTS_JS) == []
     other.get_by_role("combobox", name="Speed").select_option("unthrottled")
     other.get_by_role("button", name="▶ Run").click()
     other.get_by_text("Test nMSE").first.wait_for(timeout=60_000)
+    # a page built on its first visit, in a callback of the session, likewise
+    other.get_by_role("button", name="Trees").click()
+    other.get_by_role("heading", name=re.compile("^Multi-task decision trees")).first.wait_for()
+    assert other.evaluate(ISOLATED_COMPONENTS_JS) == []
 
 
 def test_the_tasks_page_draws_its_late_figures_in_the_theme_too(app_url, page):
