@@ -16,7 +16,8 @@ from contextlib import contextmanager
 
 __all__ = ["SHOWN_PAGE_LAYOUT_ESM", "VIEW_ELEMENTS_JS", "background_periodic_callback",
            "clear_type_cache", "inline_stylesheet_updates", "limit_malloc_arenas", "malloc_trim",
-           "send_at_once", "style_new_flex_children", "template_root_forgotten_on_session_end"]
+           "send_at_once", "style_new_flex_children", "template_root_forgotten_on_session_end",
+           "theme_kept_on_pane_updates"]
 
 
 # --- shell and serving ---------------------------------------------------------
@@ -42,6 +43,40 @@ def template_root_forgotten_on_session_end(template, doc) -> Iterator[None]:
 
 
 # --- notebooks ----------------------------------------------------------------------------
+def theme_kept_on_pane_updates(template) -> None:
+    """Keep the template's theme on a pane whose content changes (a Markdown's new text).
+
+    Panel 1.9.4 sends such a pane's properties all again, its style sheets from its design's
+    ``params``, which always answers for an *isolated* component: the whole of Bootstrap
+    (bootstrap.min.css and two more) lands in the shadow root of a pane that inherits the
+    template's theme (the template's hook gave it the template's design as ``_design``).
+    Measured on Outliers: the summary and details of a finished fit, and every frame of the
+    next run then costs the browser ~5 ms more style work. Here the template's design
+    answers ``params`` for the components that inherit it with the rules its hook applies
+    (``isolated=False``); a component with a design of its own is answered as before.
+    """
+    from panel.io.state import state
+
+    design = template._design
+    original = type(design).params
+
+    def params(viewable, doc=None):
+        if getattr(viewable, "design", None) is not None:
+            return original(design, viewable, doc)
+        if doc is None:
+            cache = {}
+        else:
+            cache = state._stylesheets.get(doc)
+            if cache is None:
+                state._stylesheets[doc] = cache = {}
+        modifiers, child_modifiers = design._get_modifiers(viewable, theme=design.theme,
+                                                           isolated=False)
+        design._patch_modifiers(doc, modifiers, cache)
+        return modifiers, child_modifiers
+
+    design.params = params
+
+
 def inline_stylesheet_updates() -> None:
     """In a notebook, send the stylesheets of pane *updates* from the installed Panel as
     ``data:`` URLs, never as links to the CDN (offline classrooms).

@@ -14,7 +14,7 @@ import panel as pn
 from bokeh.document import Document
 from bokeh.models import ImportedStyleSheet
 
-from explorer._compat import template_root_forgotten_on_session_end
+from explorer._compat import template_root_forgotten_on_session_end, theme_kept_on_pane_updates
 
 
 # --- shell and serving ------------------------------------------------------------------
@@ -53,6 +53,35 @@ def test_the_served_template_attaches_in_one_frozen_walk_and_forgets_its_root():
     assert doc.roots and len(pn.state._fake_roots) == len(before) + 1
     template._server_destroy(SimpleNamespace(_document=doc))
     assert pn.state._fake_roots == before
+
+
+def _sheet_names(model) -> list[str]:
+    return [str(getattr(sheet, "url", "")).split("/")[-1].split("?")[0]
+            for sheet in model.stylesheets]
+
+
+def test_a_changed_pane_keeps_the_template_theme_only_with_the_workaround():
+    """Panel 1.9.4 renders a pane whose object changed as an isolated component (the whole of
+    Bootstrap in its shadow root); theme_kept_on_pane_updates keeps the template's rules."""
+    from panel.io.state import set_curdoc
+
+    for kept in (False, True):
+        doc = Document()
+        with set_curdoc(doc):
+            pane = pn.pane.Markdown("before")
+            template = pn.template.BootstrapTemplate(title="t", main=[pane])
+            if kept:
+                theme_kept_on_pane_updates(template)
+            template.server_doc(doc)
+            model = pane._models[next(iter(pane._models))][0]
+            assert "bootstrap.min.css" not in _sheet_names(model)   # themed by the hook
+            pane.object = "after"
+            isolated = "bootstrap.min.css" in _sheet_names(model)
+        assert isolated is not kept, (
+            "Panel no longer renders a changed pane as an isolated component; "
+            "theme_kept_on_pane_updates in explorer/_compat.py may go" if not kept else
+            "theme_kept_on_pane_updates no longer keeps the template's theme on a changed pane")
+        assert "bootstrap.css" in _sheet_names(model)
 
 
 # --- notebooks ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl, urlencode
 import panel as pn
 from panel.io.state import set_curdoc
 
-from explorer._compat import template_root_forgotten_on_session_end
+from explorer._compat import template_root_forgotten_on_session_end, theme_kept_on_pane_updates
 from explorer.app.process import (
     configure_process,
     freeze_imports,
@@ -214,6 +214,7 @@ def build_app(models=None) -> pn.template.BootstrapTemplate:
         busy_indicator=None,
     )
     template.config.raw_css.append(CSS)
+    theme_kept_on_pane_updates(template)
     return template
 
 
