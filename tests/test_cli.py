@@ -6,6 +6,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 from explorer.data import read_csv
 
@@ -42,24 +43,41 @@ def test_bad_param_exits_2(tmp_path):
     assert r.returncode == 2 and "n_samples_per_task" in r.stderr and "Traceback" not in r.stderr
 
 
-def texts(document) -> set[str]:
-    """The labels and titles of a document's models."""
-    return {text for model in document.models
-            for text in (getattr(model, "label", None), getattr(model, "title", None))
-            if isinstance(text, str)}
+def _wire_labels(models: dict) -> set[str]:
+    """The labels and titles of the models a client received (JSON, as on the wire)."""
+    return {value for model in models.values()
+            for key, value in model.get("attributes", {}).items()
+            if key in ("label", "title") and isinstance(value, str)}
+
+
+async def _open_on_the_wire(base: str, query: dict) -> tuple[set[str], set[str], bool]:
+    """Open a session as a browser does on the wire (bench_load's client: GET, websocket,
+    PULL-DOC, DocumentReady, then every PATCH-DOC): the labels of its first document, the
+    labels once its page has come (or 30 s), and whether it came."""
+    import asyncio
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_load import Client
+
+    client = Client(base, query, {"errors": 0, "error_kinds": []}, timeout=30)
+    await client.open()   # the document pulled; DocumentReady sent; patches listened to
+    first = _wire_labels(client.models)
+    for _ in range(300):
+        if client.page_shown:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)   # the page's own patches after its frame
+    client.ws.close()
+    return first, _wire_labels(client.models), client.page_shown
 
 
 def test_serve_builds_a_session_for_a_link():
     """``python -m explorer serve``: a real Bokeh server answers the page and builds a whole
-    session for a link (pulled over the websocket, as a browser would) without an error; a
-    session opened together with another gets its sidebar first and its page once the
-    client reports the document drawn. The CI's lowest-versions step runs this as its app
-    smoke test."""
-    import panel.models  # noqa: F401 -- the document's custom model types, to read it here
-    from bokeh.client import pull_session
-    from bokeh.events import DocumentReady
-
-    from explorer.app.pages import PAGES  # noqa: F401 -- and the app's own
+    session for a link (opened over the websocket as a browser does) without an error; a
+    session opened together with another gets a first document without its sidebar and
+    page, and both once it reports the document drawn. The CI's lowest-versions step runs
+    this as its app smoke test."""
+    import asyncio
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -68,28 +86,22 @@ def test_serve_builds_a_session_for_a_link():
     server = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--port", str(port)],
                               env={**ENV, "PYTHONUNBUFFERED": "1"}, stdout=log,
                               stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}/explorer"
-    body, labels, deadline = None, set(), time.monotonic() + 90
+    base = f"http://localhost:{port}"
+    body, first, labels, shown = None, set(), set(), False
+    deadline = time.monotonic() + 90
     try:
         while body is None and server.poll() is None and time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(url, timeout=30) as response:
+                with urllib.request.urlopen(base + "/explorer", timeout=30) as response:
                     body = response.read().decode("utf-8", "replace")
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.25)   # the server is still starting
         if body is not None:
-            with pull_session(url=url, arguments={"page": "trees", "data_seed": "3"}) as session:
-                first = labels = texts(session.document)
-                # opened right after the page request above, this session opens together
-                # with it (a class opening the link): its sidebar first, and once a browser
-                # reports the document drawn, the page (the Python client drops patches
-                # that arrive while it waits for a reply: the document is pulled again)
-                session.document.callbacks.send_event(DocumentReady())
-                page_deadline = time.monotonic() + 30
-                while "Max depth" not in labels and time.monotonic() < page_deadline:
-                    time.sleep(0.5)
-                    session.pull()
-                    labels = texts(session.document)
+            # opened right after the page request above, this session opens together with
+            # it (a class opening the link): the template first, then, once it reports the
+            # document drawn, the sidebar and the page
+            first, labels, shown = asyncio.run(
+                _open_on_the_wire(base, {"page": "trees", "data_seed": "3"}))
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -98,6 +110,7 @@ def test_serve_builds_a_session_for_a_link():
         log.close()
     assert body is not None, f"the server never answered:\n{output[-3000:]}"
     assert "<title>MTL Explorer</title>" in body
-    assert {"Hide the truth", "Data seed"} <= first and "Max depth" not in first  # sidebar
-    assert {"Hide the truth", "Data seed", "Max depth"} <= labels   # then the Trees page
+    assert not {"Hide the truth", "Data seed", "Max depth"} & first   # the template alone
+    assert shown, output[-3000:]
+    assert {"Hide the truth", "Data seed", "Max depth"} <= labels   # then sidebar and page
     assert "Traceback" not in output and "ERROR" not in output, output[-3000:]

@@ -206,7 +206,7 @@ def build_app(models=None) -> pn.template.BootstrapTemplate:
         pn.state.onload(lambda: [_show_notification(*notice) for notice in early])
     template = ExplorerTemplate(
         # one root per area: every extra root makes Bokeh recompute the whole document
-        title=TITLE, sidebar=[pn.Column(*app.sidebar, sizing_mode="stretch_width")],
+        title=TITLE, sidebar=[app.sidebar_area],
         main=[app.main], header_background=ACCENT,
         sidebar_width=360,
         # Panel's busy flag is one per process: every callback of any session would toggle

@@ -41,29 +41,40 @@ class ExplorerApp(pn.viewable.Viewer):
         self.state = state if state is not None else ExplorerState(
             pages={slug: getattr(page, "params", None) for slug, page in self.pages.items()})
         self._built: dict[str, pn.viewable.Viewable] = {}
+        #: the sidebar's items (:func:`make_sidebar`), in :attr:`sidebar_area`
+        self.sidebar: list = []
         # invisible: keeps the browser's layout passes to the shown page (see the class)
-        self.sidebar = [*make_sidebar(self.state, self.pages),
-                        ShownPageLayout(width=0, height=0, margin=0)]
+        self.sidebar_area = pn.Column(ShownPageLayout(width=0, height=0, margin=0),
+                                      sizing_mode="stretch_width")
         self._page_error = pn.pane.Alert("", alert_type="danger", visible=False)
         self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
         self.state.param.watch(self._show_page, "page")
-        # served while other sessions open: the first document is the sidebar, the page
-        # follows once it is drawn
+        # served while other sessions open: the first document is the template and this
+        # line; the sidebar and the page follow once it is drawn
         self._coming = pn.pane.Markdown(
             f"*Opening the {escape(self.pages[self.state.page].title)} page...*",
             margin=(10, 20), styles={"font-size": "1.1em"})
         if self._first_page_after_load():
             self.main.objects = [*self.main.objects, self._coming]
         else:
+            self._make_sidebar()
             self._show_page()
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None:
             session_built()   # (not panel serve --warm's build: its first visitor is alone)
 
     def __panel__(self):
-        return pn.Row(pn.Column(*self.sidebar, width=340), self.main, sizing_mode="stretch_width")
+        return pn.Row(pn.Column(self.sidebar_area, width=340), self.main,
+                      sizing_mode="stretch_width")
+
+    def _make_sidebar(self) -> None:
+        """Build the sidebar's items over the session's state (once)."""
+        if self.sidebar:
+            return
+        self.sidebar = make_sidebar(self.state, self.pages)
+        self.sidebar_area.objects = [*self.sidebar, *self.sidebar_area.objects]
 
     def close(self) -> None:
         """End the session's work: every built page stops its fit and drops its record (a page
@@ -93,10 +104,13 @@ class ExplorerApp(pn.viewable.Viewer):
         visitor on their own, no served session, or ``panel serve --warm`` (no event loop
         yet: it warms the page's code up for the first visitor).
 
-        Deferred, a session's first document holds the sidebar only (~70 Bokeh models
-        instead of ~300): thirty students get every sidebar within seconds and the pages
-        follow in the order they asked. A visitor on their own gets the page sooner with
-        the document (measured: 0.5-0.7 s sooner drawn, bench_app's first render).
+        Deferred, a session's first document is the template and a line saying the page
+        is coming (~15 Bokeh models instead of ~300, ~35 ms of the server instead of
+        ~0.35 s): thirty students get their first document within seconds, and the
+        sidebars and pages follow in the order they asked, each build in a turn of its
+        own, so the sessions already open are answered between them. A visitor on their
+        own gets the page sooner with the document (measured: 0.5-0.7 s sooner drawn,
+        bench_app's first render).
         """
         import asyncio
 
@@ -109,7 +123,13 @@ class ExplorerApp(pn.viewable.Viewer):
             return False
         if not opening_together():
             return False
-        pn.state.onload(lambda: in_turn(doc, self._show_page))
+
+        def after_load() -> None:
+            # two turns: the sidebar (~0.07 s of the server), then the page
+            in_turn(doc, self._make_sidebar)
+            in_turn(doc, self._show_page)
+
+        pn.state.onload(after_load)
         return True
 
     def _show_page(self, *events) -> None:

@@ -8,6 +8,7 @@ A size bound per entry is checked against the per-data-set budget before anythin
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -309,12 +310,21 @@ def load_preset(name: str) -> dict:
     if name not in names:
         raise ValueError(f"name must be one of the scenarios {names}; got {describe(name)}.")
     path = _scenario_dir() / f"{name}.json"
-    try:
-        scenario = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"scenario {name!r} is not valid JSON: {exc}.") from None
-    _check_scenario(name, scenario)
-    return scenario
+    # every session of a server reads every scenario: checked once per version of the file
+    stat = path.stat()
+    version = (str(path), stat.st_mtime_ns, stat.st_size)
+    if _checked_scenarios.get(name, (None,))[0] != version:
+        try:
+            scenario = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"scenario {name!r} is not valid JSON: {exc}.") from None
+        _check_scenario(name, scenario)
+        _checked_scenarios[name] = (version, scenario)
+    return copy.deepcopy(_checked_scenarios[name][1])
+
+
+#: name -> ((path, mtime_ns, size), the checked scenario) (see :func:`load_preset`)
+_checked_scenarios: dict[str, tuple[tuple, dict]] = {}
 
 
 def _check_scenario(name: str, scenario: Any) -> None:
