@@ -42,7 +42,6 @@ def template_root_forgotten_on_session_end(template, doc) -> Iterator[None]:
         template._refs[doc] = added[-1]
 
 
-# --- notebooks ----------------------------------------------------------------------------
 def theme_kept_on_pane_updates(template) -> None:
     """Keep the template's theme on a pane whose content changes (a Markdown's new text).
 
@@ -77,6 +76,7 @@ def theme_kept_on_pane_updates(template) -> None:
     design.params = params
 
 
+# --- notebooks ----------------------------------------------------------------------------
 def inline_stylesheet_updates() -> None:
     """In a notebook, send the stylesheets of pane *updates* from the installed Panel as
     ``data:`` URLs, never as links to the CDN (offline classrooms).

@@ -236,11 +236,12 @@ def status_line(html: str = "", **params) -> LiveText:
 def figure_pane(fig, **params) -> pn.pane.Bokeh:
     """A pane for a Bokeh figure that takes the template's theme whenever it is made.
 
-    Made in a session's callback (a result applied on the loop, a message after the paint),
-    Panel gives a component the session's design as its own, and its theme hook then skips
-    it: the figure went out unthemed (no Bootstrap style sheet, measured in the UI tests).
-    ``design=None`` leaves the design to the layout it joins, as for the figures made with
-    the page.
+    Made in a session's callback before the browser has the page (a result applied on the
+    loop; afterwards :func:`explorer.app.serving.themed_by_the_template` resets the
+    session's default), Panel gives a component the session's design as its own, and its
+    theme hook then skips it: the figure went out unthemed (no Bootstrap style sheet,
+    measured in the UI tests). ``design=None`` leaves the design to the layout it joins, as
+    for the figures made with the page; in a notebook it changes nothing.
     """
     return pn.pane.Bokeh(fig, design=None, **params)
 

@@ -223,8 +223,7 @@ def relationship_agreement(estimate, truth, *, entries: str = "off-diagonal") ->
 
     Comparing many estimates with one truth: :class:`TruthComparison`.
     """
-    if entries not in ("off-diagonal", "all"):
-        raise ValueError(f"entries must be 'off-diagonal' or 'all'; got {entries!r}.")
-    # the estimate's shape is checked before the truth is looked at
+    # the estimate's shape is checked before the truth is looked at (TruthComparison
+    # checks ``entries``)
     _matrix("estimate", estimate, entries == "off-diagonal")
     return TruthComparison(truth, entries=entries).agreement(estimate)
