@@ -14,6 +14,7 @@ import panel as pn
 from bokeh.document import Document
 from bokeh.models import ImportedStyleSheet
 
+from explorer import _compat
 from explorer._compat import template_root_forgotten_on_session_end, theme_kept_on_pane_updates
 
 
@@ -99,3 +100,80 @@ def test_panel_still_looks_stylesheets_up_in_the_per_document_cache():
     assert any(sheet is sentinel for sheet in model.stylesheets), (
         "Panel no longer reads state._stylesheets[doc] for a pane's stylesheets; "
         "inline_stylesheet_updates in explorer/_compat.py no longer keeps notebooks offline")
+
+
+# --- Bokeh model defaults -------------------------------------------------------------
+def _model_classes():
+    from bokeh.model import Model
+
+    import explorer.app  # noqa: F401 -- Panel's and the app's models too
+
+    return sorted(set(Model.model_class_reverse_map.values()),
+                  key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
+
+
+def test_bokeh_still_computes_defaults_where_the_cache_wraps_it():
+    from bokeh.core.property.descriptors import PropertyDescriptor
+    from bokeh.models import Div
+
+    assert _compat.bokeh_defaults_computed_once()
+    wrapped = PropertyDescriptor._get_default
+    assert getattr(wrapped, "__wrapped__", None) is not None, "the cache is not installed"
+    # the internals it relies on: the original still gives a fresh instance's default, and
+    # apply_theme still keeps a theme's values in the instance's __dict__
+    div = Div()
+    assert wrapped.__wrapped__(Div.lookup("text"), div) == ""
+    div.apply_theme({"width": 123})
+    assert "__themed_values__" in div.__dict__, "Bokeh keeps theme values elsewhere now"
+
+
+def test_every_cached_default_is_bokehs_own_for_every_model_class():
+    """Each property of each model class (Bokeh's, Panel's, the app's), read on an instance
+    through the cache twice, equals Bokeh's own computation; only immutable values are
+    shared between instances."""
+    from bokeh.core.property.descriptors import PropertyDescriptor
+
+    _compat.bokeh_defaults_computed_once()
+    original = PropertyDescriptor._get_default.__wrapped__
+    checked = cached = 0
+    for cls in _model_classes():
+        try:
+            first, second, fresh = cls(), cls(), cls()
+        except Exception:  # noqa: BLE001 -- abstract or needs arguments: Bokeh can't either
+            continue
+        for name in cls.properties():
+            descriptor = cls.lookup(name)
+            if name in first._property_values or not hasattr(descriptor, "_get_default"):
+                continue   # set by the constructor, or an alias of another property
+            through_cache = descriptor._get_default(first)
+            again = descriptor._get_default(second)
+            own = original(descriptor, fresh)
+            where = f"{cls.__name__}.{name}"
+            if _compat._immutable(own):
+                for value in (through_cache, again):
+                    assert value == own or (value != value and own != own), \
+                        f"{where}: {value!r} != Bokeh's {own!r}"
+                cached += (cls, name) in _compat._class_defaults
+            else:   # lists, dicts, models, data specs: Bokeh's own path, never shared
+                assert (cls, name) not in _compat._class_defaults, where
+                assert type(through_cache) is type(own), where
+            checked += 1
+    assert checked > 3000 and cached > 2000, (checked, cached)
+
+
+def test_a_themed_instance_gets_its_theme_not_the_class_default():
+    from bokeh.models import Div, Slider
+
+    _compat.bokeh_defaults_computed_once()
+    plain, themed = Div(), Div()
+    assert plain.width is None and plain.disabled is False   # cached now
+    themed.apply_theme({"width": 321, "disabled": True})
+    assert (themed.width, themed.disabled) == (321, True)
+    assert (plain.width, plain.disabled) == (None, False)
+    themed.apply_theme({})
+    assert themed.width is None
+    # a mutable default is still one per instance
+    one, other = Slider(start=0, end=1, value=0), Slider(start=0, end=1, value=0)
+    assert one.tags is not other.tags
+    one.tags.append("mine")
+    assert other.tags == []

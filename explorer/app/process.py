@@ -81,6 +81,16 @@ def configure_process() -> None:
     _compat.limit_malloc_arenas(2)
     warnings.filterwarnings("always", category=ConvergenceWarning)
     install_warning_router()
+    # Opening a session is mostly Bokeh making, indexing and serialising models (~0.3 s of
+    # the server each; a class opens thirty): two costs of each model that change nothing
+    # the app does. The check of every callback's signature as it is registered
+    # (``inspect.signature`` of each of Panel's per-model partials; a wrong signature still
+    # fails when called) is off through Bokeh's public setting, and the defaults of unset
+    # properties are computed once per class (:func:`_compat.bokeh_defaults_computed_once`).
+    from bokeh.settings import settings
+
+    settings.perform_error_diagnostics.set_value(False)
+    _compat.bokeh_defaults_computed_once()
 
 
 def freeze_imports() -> None:
