@@ -125,8 +125,10 @@ class ExplorerApp(pn.viewable.Viewer):
             return False
 
         def after_load() -> None:
-            # two turns: the sidebar (~0.07 s of the server), then the page
+            # three turns of ~0.05-0.1 s each: the sidebar; the page's objects; their Bokeh
+            # models, sent (a change of an open session waits for one turn at most)
             in_turn(doc, self._make_sidebar)
+            in_turn(doc, self._build_chosen_page)
             in_turn(doc, self._show_page)
 
         pn.state.onload(after_load)
@@ -140,29 +142,36 @@ class ExplorerApp(pn.viewable.Viewer):
         with batched(pn.state.curdoc):
             self._show_chosen_page()
 
+    def _build_chosen_page(self):
+        """The chosen page's view, built the first time without being shown; None when its
+        build fails (the page's alert then says why)."""
+        page = self.pages[self.state.page]
+        if page.slug in self._built:
+            return self._built[page.slug]
+        try:
+            view = page.build(self.state)
+        except Exception as exc:  # a page bug must not take the app down
+            log.exception("building page %r failed", page.slug)
+            self.state.notify(f"The page {page.title!r} could not be built: {exc}", "error")
+            self._page_error.object = f"The page could not be built: {escape(exc)}"
+            return None
+        self._built[page.slug] = view
+        # the page's own layout, not wrapped: an extra Column kept some pages' figures
+        # from ever reporting drawn in Chromium, so the session never counted connected
+        frame = pn.panel(view)
+        frame.css_classes = [*frame.css_classes, "explorer-page", f"explorer-page-{page.slug}"]
+        self._frames[page.slug] = frame
+        return view
+
     def _show_chosen_page(self) -> None:
         state = self.state
         page = self.pages[state.page]
-        view = self._built.get(page.slug)
-        built_now = view is None
-        if built_now:
-            try:
-                view = page.build(state)
-            except Exception as exc:  # a page bug must not take the app down
-                log.exception("building page %r failed", page.slug)
-                state.notify(f"The page {page.title!r} could not be built: {exc}", "error")
-                self._page_error.object = f"The page could not be built: {escape(exc)}"
-                self._page_error.visible = True
-                self._shown_view = None
-                self.main.stylesheets = [hidden_pages_rule(None)]
-                return
-            self._built[page.slug] = view
-            # the page's own layout, not wrapped: an extra Column kept some pages' figures
-            # from ever reporting drawn in Chromium, so the session never counted connected
-            frame = pn.panel(view)
-            frame.css_classes = [*frame.css_classes, "explorer-page",
-                                 f"explorer-page-{page.slug}"]
-            self._frames[page.slug] = frame
+        view = self._build_chosen_page()
+        if view is None:
+            self._page_error.visible = True
+            self._shown_view = None
+            self.main.stylesheets = [hidden_pages_rule(None)]
+            return
         self._page_error.visible = False
         for slug, built in self._built.items():   # hidden pages wait for data changes
             if slug != page.slug and hasattr(built, "set_shown"):
@@ -173,9 +182,10 @@ class ExplorerApp(pn.viewable.Viewer):
         # the new page and the rule that shows it in one update of the main area (each
         # update makes Bokeh walk every model of the document)
         update = {"stylesheets": [hidden_pages_rule(page.slug)]}
-        if built_now:
+        frame = self._frames[page.slug]
+        if not any(obj is frame for obj in self.main.objects):
             update["objects"] = [*(obj for obj in self.main.objects if obj is not self._coming),
-                                 self._frames[page.slug]]
+                                 frame]
         self.main.param.update(**update)
 
 
