@@ -85,11 +85,14 @@ def configure_process() -> None:
     # the server each; a class opens thirty): two costs of each model that change nothing
     # the app does. The check of every callback's signature as it is registered
     # (``inspect.signature`` of each of Panel's per-model partials; a wrong signature still
-    # fails when called) is off through Bokeh's public setting, and the defaults of unset
-    # properties are computed once per class (:func:`_compat.bokeh_defaults_computed_once`).
+    # fails when called) is off through Bokeh's public setting (from Bokeh 3.9.1; before,
+    # the checks stay), and the defaults of unset properties are computed once per class
+    # (:func:`_compat.bokeh_defaults_computed_once`).
     from bokeh.settings import settings
 
-    settings.perform_error_diagnostics.set_value(False)
+    diagnostics = getattr(settings, "perform_error_diagnostics", None)
+    if diagnostics is not None:
+        diagnostics.set_value(False)
     _compat.bokeh_defaults_computed_once()
 
 
