@@ -164,8 +164,7 @@ class ExplorerApp(pn.viewable.Viewer):
         return view
 
     def _show_chosen_page(self) -> None:
-        state = self.state
-        page = self.pages[state.page]
+        page = self.pages[self.state.page]
         view = self._build_chosen_page()
         if view is None:
             self._page_error.visible = True

@@ -686,15 +686,16 @@ class EstimateTruthView(LiveView):
         self.figures = [self.estimate.heatmap.figure, self.truth.heatmap.figure]
         self.caption = Div(text="", width=2 * self.frame + 200,
                            styles={"font-size": "15px", "line-height": "1.35"})
-        self._truth_matrix: np.ndarray | None = None
-        self._comparison = None   # a TruthComparison of the truth, made at the first frame
+        self._comparison = None   # the data's truth, prepared for every frame's comparison
 
     def set_data(self, dataset) -> None:
         self.estimate.set_data(dataset)
         self.truth.set_data(dataset)
+        from explorer.compare.agreement import TruthComparison
+
         truth = (getattr(dataset, "truth", None) or {}).get(self.truth.key)
-        self._truth_matrix = None if truth is None else np.asarray(truth, dtype=float)
-        self._comparison = None
+        self._comparison = (None if truth is None
+                            else TruthComparison(truth, entries=self.entries))
         self.caption.text = ("" if truth is not None else
                              "<b>Agreement with the truth</b>: the truth is hidden, or unknown "
                              "for these data.")
@@ -702,15 +703,11 @@ class EstimateTruthView(LiveView):
     def update(self, snapshot) -> None:
         self.estimate.update(snapshot)
         matrix = snapshot.matrices.get(self.estimate.key)
-        if matrix is None or self._truth_matrix is None:
+        if matrix is None or self._comparison is None:
             return
-        from explorer.compare.agreement import TruthComparison
-
         matrix = np.asarray(matrix, dtype=float)
-        if matrix.shape != self._truth_matrix.shape or not np.all(np.isfinite(matrix)):
+        if matrix.shape != self._comparison.truth.shape or not np.all(np.isfinite(matrix)):
             return
-        if self._comparison is None:   # the truth's ranks once, not on every frame
-            self._comparison = TruthComparison(self._truth_matrix, entries=self.entries)
         agreement = self._comparison.agreement(matrix)
         text = agreement_html(agreement,
                               what="pairs" if self.entries == "off-diagonal" else "coefficients")
@@ -719,7 +716,7 @@ class EstimateTruthView(LiveView):
 
     def clear(self) -> None:
         self.estimate.clear()
-        if self._truth_matrix is not None:
+        if self._comparison is not None:
             self.caption.text = ("<b>Agreement with the truth</b>: run the fit to see how close "
                                  "the estimate comes.")
 
