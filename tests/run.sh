@@ -21,7 +21,7 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[test,notebook]"   # notebook: JupyterLab, for tests/ui/test_jupyterlab.py
 
-# Solvers are single-threaded by design (see DESIGN.md); BLAS threads only fight each other
+# Solvers are single-threaded by design (see docs/DESIGN.md); BLAS threads only fight each other
 # on a 2-core machine.
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 

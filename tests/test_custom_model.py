@@ -82,8 +82,9 @@ class Fails(Plain):
 # ---------------------------------------------------------------------- the contract
 def test_a_class_missing_a_method_is_refused_naming_it():
     with pytest.raises(ContractError, match=r"NoRelationships cannot be served: it has no "
-                                            r"task_relationships\(\) method"):
+                                            r"task_relationships\(\) method") as refused:
         check_contract(NoRelationships)
+    assert "docs/DESIGN.md" in str(refused.value)   # where the contract is (it exists)
     with pytest.raises(ContractError, match="not a class"):
         check_contract(Plain())
     assert check_contract(Plain) is Plain

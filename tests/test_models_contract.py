@@ -1,4 +1,4 @@
-"""The estimator contract (DESIGN.md), checked on every estimator ``explorer.models`` exports.
+"""The estimator contract (docs/DESIGN.md), checked on every estimator ``explorer.models`` exports.
 
 A new estimator joins by being exported: :func:`test_every_exported_estimator_is_registered`
 fails until it has an entry in ``FAST`` (small, fast constructor keyword arguments per data

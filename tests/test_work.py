@@ -1,6 +1,6 @@
 """The one work service: keyed jobs off the event loop, the newest request wins, results applied
 on the loop, jobs cancelled when their inputs change and when the session ends, synchronous
-without a loop; the session's state and the Tasks page publish nothing until then (DESIGN.md:
+without a loop; the session's state and the Tasks page publish nothing until then (docs/DESIGN.md:
 the loop only dispatches)."""
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ export function render({ model, el }) {
 
 
 class FramePacer(JSComponent):
-    """The browser's acknowledgement of each live frame (DESIGN.md, "Live views").
+    """The browser's acknowledgement of each live frame (docs/DESIGN.md, "Live views").
 
     The server sets ``frame`` after it has patched a frame's sources; the browser answers by
     setting ``drawn`` to that number once it has painted: in a task right after the next

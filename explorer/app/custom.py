@@ -1,7 +1,7 @@
 """A model page for any estimator class: your own multi-task model in the explorer.
 
 A class with ``fit(X, y, task)``, ``predict(X, task)`` and ``task_relationships()`` (the
-estimator contract, DESIGN.md; ``fit_iter`` optional) gets a
+estimator contract, docs/DESIGN.md; ``fit_iter`` optional) gets a
 :class:`~explorer.app.kit.ModelPage` derived from it (:func:`model_page`):
 
 * its hyper-parameters as widgets, from its ``_parameter_constraints`` when it declares them
@@ -84,7 +84,7 @@ def check_contract(candidate, *, who: str | None = None) -> type:
     for method in REQUIRED:
         if not callable(getattr(candidate, method, None)):
             raise ContractError(f"{who} cannot be served: it has no {method}() method (the "
-                                "explorer's estimator contract, DESIGN.md)")
+                                "explorer's estimator contract, docs/DESIGN.md)")
     return candidate
 
 

@@ -1,4 +1,4 @@
-"""The live-fit runner every model page reuses (DESIGN.md, "Live views"): the Panel layer.
+"""The live-fit runner every model page reuses (docs/DESIGN.md, "Live views"): the Panel layer.
 
 :class:`LiveFitRunner` is a thin ``pn.viewable.Viewer`` over a
 :class:`~explorer.app.fit_session.FitSession`: Run / Step / Pause / Reset, speed, progress

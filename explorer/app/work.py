@@ -1,6 +1,6 @@
 """The one work service: everything a session computes off the event loop goes through it.
 
-DESIGN.md ("The app"): the event loop only dispatches. A session's :class:`WorkService` runs a
+docs/DESIGN.md ("The app"): the event loop only dispatches. A session's :class:`WorkService` runs a
 job's ``compute`` on a process-wide executor and hands its result to ``apply`` on the session's
 event loop (the document's ``add_next_tick_callback``, with that document current and its
 changes held into one message), where Bokeh and Panel objects may be touched.

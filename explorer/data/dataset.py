@@ -1,6 +1,6 @@
 """`MultiTaskDataset`: stacked multi-task arrays plus what a generator knows (the truth).
 
-Layout (DESIGN.md, "The multi-task data contract"): one row per example,
+Layout (docs/DESIGN.md, "The multi-task data contract"): one row per example,
 ``X`` (n_samples, n_features), ``y`` (n_samples,), ``task`` (n_samples,) ints ``0..m-1``.
 Tasks may have different sizes and, for classification, different label sets.
 """

@@ -1,4 +1,4 @@
-"""The estimator contract (DESIGN.md, "The estimator contract").
+"""The estimator contract (docs/DESIGN.md, "The estimator contract").
 
 Every estimator in :mod:`explorer.models` derives from :class:`MultiTaskEstimator`:
 
@@ -478,7 +478,7 @@ class MultiTaskEstimator(BaseEstimator):
 
     # ------------------------------------------------------------------ relationships
     def task_relationships(self) -> dict[str, np.ndarray]:
-        """Named matrices the model learns about tasks (DESIGN.md lists the keys)."""
+        """Named matrices the model learns about tasks (docs/DESIGN.md lists the keys)."""
         check_is_fitted(self, "n_tasks_")
         return {}
 

@@ -1,4 +1,4 @@
-"""Plain-Bokeh live views with in-place updates (DESIGN.md, "Live views").
+"""Plain-Bokeh live views with in-place updates (docs/DESIGN.md, "Live views").
 
 Each view owns one ``ColumnDataSource``; ``update(...)`` replaces the source's columns in
 place (same lengths, so Bokeh sends one small patch) and never rebuilds the figure, so a

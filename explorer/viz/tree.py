@@ -1,7 +1,7 @@
 """Live views of multi-task decision trees and MT-Adaboost (plain Bokeh, no Panel).
 
 Each view owns its figure and ``ColumnDataSource``s and has an ``update(...)`` that patches
-them in place (``source.data = ...``), as the live-view pattern of DESIGN.md asks:
+them in place (``source.data = ...``), as the live-view pattern of docs/DESIGN.md asks:
 
 * :class:`TreeDiagram` -- the (partial) tree from a ``Snapshot.info["tree"]``: split nodes
   labelled ``feature`` / ``<= threshold`` and outlined in the colour of the task that decided
