@@ -33,6 +33,30 @@ def test_a_matrix_agrees_perfectly_with_itself_and_with_a_positive_multiple():
         assert result["n_pairs"] == m * (m - 1) and result["reason"] == ""
 
 
+@pytest.mark.parametrize("relations", [
+    ("related", "negated", "unrelated", "related", "relabelled"),
+    ("related", "related", "negated", "unrelated"),
+    ("related",) * 5 + ("unrelated",),
+])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_truth_of_cosines_agrees_exactly_with_itself(relations, seed):
+    """Both sides are rounded and ranked the same way, so a matrix against itself (or a
+    positive multiple) is a rank correlation of exactly 1, not 0.966-0.999 as when only the
+    estimate was rounded before ranking (the true cosines of these families)."""
+    similarity = make_task_family(relations, n_features=12,
+                                  random_state=seed).truth["task_similarity"]
+    assert relationship_agreement(similarity, similarity) == {
+        "sign_agreement": 1.0, "rank_correlation": 1.0, "relative_error": 0.0,
+        "n_pairs": len(relations) * (len(relations) + 1), "reason": ""}
+    multiple = relationship_agreement(2.5 * similarity, similarity)
+    assert multiple["rank_correlation"] == 1.0 and multiple["sign_agreement"] == 1.0
+    assert multiple["relative_error"] == pytest.approx(0.0, abs=1e-12)
+    rmtfl_like = np.random.default_rng(seed).normal(size=(12, 7))    # every entry compared
+    assert relationship_agreement(rmtfl_like, rmtfl_like, entries="all") == {
+        "sign_agreement": 1.0, "rank_correlation": 1.0, "relative_error": 0.0,
+        "n_pairs": 84, "reason": ""}
+
+
 def test_the_opposite_matrix_disagrees_everywhere():
     truth = _relation(1)
     result = relationship_agreement(-truth, truth)
@@ -71,10 +95,12 @@ def test_one_truth_compared_with_many_estimates_gives_scipys_figures():
     compare = TruthComparison(truth, entries="all")
     for noise in (0.1, 1.0, 10.0):
         estimate = truth + noise * rng.normal(size=truth.shape)
+        # both sides rounded to RANK_RESOLUTION of their own largest magnitude, then ranked
         rounded = np.round(estimate / (RANK_RESOLUTION * np.abs(estimate).max()))
+        rounded_truth = np.round(truth / (RANK_RESOLUTION * np.abs(truth).max()))
         result = compare.agreement(estimate)
         assert result["rank_correlation"] == pytest.approx(
-            spearmanr(rounded.ravel(), truth.ravel()).statistic, abs=1e-12)
+            spearmanr(rounded.ravel(), rounded_truth.ravel()).statistic, abs=1e-12)
         signed = np.abs(truth) > UNRELATED_SHARE * np.abs(truth).max()
         assert result["sign_agreement"] == pytest.approx(
             np.mean(np.sign(estimate[signed]) == np.sign(truth[signed])))

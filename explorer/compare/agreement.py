@@ -11,9 +11,10 @@ task pairs (i, j), i != j, taken in both orders (a learned matrix need not be sy
   :data:`UNRELATED_SHARE` of the truth's largest magnitude counts as unrelated (a true
   cosine of -0.004 between two unrelated tasks has no sign worth matching);
 * ``rank_correlation``: Spearman's correlation of the estimate with the truth over all
-  off-diagonal pairs (does the model order the pairs as the truth does?); estimates within
-  :data:`RANK_RESOLUTION` of the largest magnitude of each other count as ties, as the
-  truth's equal entries do (a co-membership of 0.998 against 1.0 is no ordering);
+  off-diagonal pairs (does the model order the pairs as the truth does?); both sides are
+  ranked the same way, each rounded to :data:`RANK_RESOLUTION` of its own largest magnitude
+  first, so values that close count as ties (a co-membership of 0.998 against 1.0 is no
+  ordering) and a matrix compared with itself, or a positive multiple of it, gives exactly 1;
 * ``relative_error``: ``||e / ||e|| - t / ||t|| ||`` over the off-diagonal entries, each
   matrix divided by its own Frobenius norm first, so the model's scale does not count
   (0: the same up to a positive factor; 2: opposite; ~1.4: unrelated).
@@ -47,7 +48,8 @@ AGREEMENT_KEYS = ("sign_agreement", "rank_correlation", "relative_error")
 #: Truth entries smaller than this share of its largest magnitude carry no sign.
 UNRELATED_SHARE = 0.1
 
-#: Estimates are ranked after rounding to this share of their largest magnitude.
+#: The estimate and the truth are each ranked after rounding to this share of their own
+#: largest magnitude.
 RANK_RESOLUTION = 0.005
 
 #: The truths a learned matrix (a ``task_relationships()`` key) is judged against, in order
@@ -88,26 +90,21 @@ def _matrix(name: str, value, square: bool) -> np.ndarray:
     return matrix
 
 
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their ranks), as Spearman's rho needs.
+def _rounded(values: np.ndarray) -> np.ndarray:
+    """``values`` in units of :data:`RANK_RESOLUTION` of their largest magnitude, rounded to
+    integers (at most ~400 distinct values): what is ranked, on both sides.
 
-    >>> _ranks(np.array([3.0, 1.0, 3.0, 2.0]))
-    array([2.5, 0. , 2.5, 1. ])
+    >>> _rounded(np.array([1.0, 0.998, -0.5, 0.0]))
+    array([ 200.,  200., -100.,    0.])
     """
-    order = np.argsort(values, kind="stable")
-    ordered = values[order]
-    # runs of equal values in sorted order: the run of a position, where each run starts
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    counts = np.diff(np.r_[starts, values.size])
-    ranks = np.empty(values.size)
-    ranks[order] = np.repeat(starts + (counts - 1) / 2.0, counts)
-    return ranks
+    scale = np.max(np.abs(values), initial=0.0)
+    return np.round(values / (RANK_RESOLUTION * scale)) if scale > 0 else values
 
 
 def _rounded_ranks(values: np.ndarray) -> np.ndarray:
-    """:func:`_ranks` of integer-valued floats in a short range (the estimate rounded to
-    :data:`RANK_RESOLUTION` of its largest magnitude: at most ~400 distinct values), by
-    counting instead of sorting (a live view ranks every frame's estimate).
+    """Average ranks (ties share the mean of their ranks, as Spearman's rho needs) of
+    integer-valued floats in a short range (:func:`_rounded`'s), by counting instead of
+    sorting (a live view ranks every frame's estimate).
 
     >>> _rounded_ranks(np.array([3.0, 1.0, 3.0, 2.0]))
     array([2.5, 0. , 2.5, 1. ])
@@ -150,7 +147,9 @@ class TruthComparison:
         self.t = t
         self.signed = np.abs(t) > UNRELATED_SHARE * np.max(np.abs(t), initial=0.0)
         self.sign_t = np.sign(t[self.signed])
-        self.rank_t = (_ranks(t) - (t.size - 1) / 2.0) if t.size and np.ptp(t) > 0 else None
+        t_ranked = _rounded(t)
+        self.rank_t = ((_rounded_ranks(t_ranked) - (t.size - 1) / 2.0)
+                       if t.size and np.ptp(t_ranked) > 0 else None)
         norm_t = np.linalg.norm(t)
         self.unit_t = t / norm_t if norm_t > 0 else None
 
@@ -181,8 +180,7 @@ class TruthComparison:
             result["sign_agreement"] = float(np.mean(np.sign(e[self.signed]) == self.sign_t))
         else:
             reasons.append("the truth has no related or negated pair")
-        scale = np.max(np.abs(e), initial=0.0)
-        e_ranked = np.round(e / (RANK_RESOLUTION * scale)) if scale > 0 else e
+        e_ranked = _rounded(e)
         if self.rank_t is not None and np.ptp(e_ranked) > 0:
             rank_e = _rounded_ranks(e_ranked) - (t.size - 1) / 2.0
             rank_t = self.rank_t
