@@ -232,9 +232,15 @@ class MTKNN(_NeighbourhoodModel):
         "paper": the paper's primal coordinate descent, each entry's one-dimensional
         problem solved exactly (Table 1's breakpoint walk for the hinge, the closed form
         for the square loss) plus coupled diagonal moves, from W = 0; it never increases
-        the objective but can stall well short of the optimum: measured 0.01-0.3% above
-        it on the synthetic task families, 5-9% on five digit-pair tasks and 27% on three
-        (k = 3, lambda_asymmetry = 5, lambda_ridge = 0.2; an independent audit saw 29%).
+        the objective but can stall well short of the optimum. Measured with
+        :meth:`gap_to_optimum` after a fit to the whole data at the default parameters
+        (``benchmarks/measure_mtknn_paper_gap.py``): 0.35-16.5% above it (median 0.9%) on
+        the app's opening data (``make_task_family`` at ``TaskFamilyParams``' defaults,
+        seeds 7600-7611); 0.33-18.2% (median 2.1%) on six tasks of 2 features, 60 examples
+        each, related, negated, unrelated and relabelled to the base (seeds 7620-7627 and
+        7601); 0.01-1.4% (median 0.3%) on ``make_task_family()``'s defaults (seeds
+        7600-7611). On digit pairs (k = 3, lambda_asymmetry = 5, lambda_ridge = 0.2):
+        5-9% on five tasks and 27% on three (an independent audit saw 29%).
         Two causes: a move along one entry stops at a kink of the hinge where only a
         joint move of several entries descends; and a row whose diagonal move alone does
         not pay stays exactly 0 for good, since its off-diagonal entries are boxed in

@@ -15,8 +15,10 @@ tight, the objective may decrease only by moving ``w_qq`` *and* ``w_qr`` togethe
 sweep therefore also solves, per row, the coupled one-dimensional problem along
 ``w_qq <- w_qq + t, w_qr <- w_qr + sign(w_qr) t`` for the tight ``r`` (one at a time, then
 all together) with the same walk / closed form. Even so coordinate descent can stop well
-short of the optimum (measured 0.01-0.3% above it on the synthetic task families, 5-27% on
-digit-pair tasks; ``MTKNN.gap_to_optimum``): the hinge's kinks stop single-entry moves, and
+short of the optimum (``MTKNN.gap_to_optimum`` at MT-KNN's defaults: 0.01-18% above it on
+synthetic task families, 0.35-16.5% on the app's opening data, seeds 7600-7611, measured by
+``benchmarks/measure_mtknn_paper_gap.py``; 5-27% on digit-pair tasks; the figures and how
+they were measured are in ``MTKNN``'s docstring): the hinge's kinks stop single-entry moves, and
 a row whose diagonal move alone does not pay stays 0 from the start W = 0 (its off-diagonal
 entries are boxed in [-w_qq, w_qq] = {0} and the coupled moves skip rows with w_qq <= 0).
 The sweeps never increase the objective, but the exact solvers of
