@@ -1,5 +1,7 @@
-"""The README's library example runs as printed; every reference to the design document
-names a file that is in the repository."""
+"""The README is a user's document: its examples run as printed, its model page is written as the
+real pages are (declared once, derived with ``from_constraint``), it is short, and it carries no
+commit hashes or load averages (measured figures live in benchmarks/RESULTS.md). Every reference
+to the design document names a file that is in the repository."""
 
 import re
 from pathlib import Path
@@ -22,6 +24,37 @@ def test_library_example_runs(capsys):
         exec(compile(block, str(README), "exec"), {})  # noqa: S102 -- our own README
     out = capsys.readouterr().out
     assert "[" in out   # it printed the per-task scores and the matrices
+
+
+def test_the_model_page_example_declares_no_bound_by_hand():
+    """Every setting of the README's model page is derived from its estimator's
+    ``_parameter_constraints`` (the project's rule), as the shipped pages' are."""
+    from explorer.app.kit import ModelPage
+    from explorer.parameters import derived_from, public_parameters
+
+    pages = []
+    for block in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S):
+        namespace = {}
+        if "ModelPage(" in block:
+            exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
+            pages += [value for value in namespace.values() if isinstance(value, ModelPage)]
+    assert pages, "the README shows no model page"
+    for page in pages:
+        names = public_parameters(page.params)
+        assert names
+        hand_made = [name for name in names if not derived_from(page.params.param[name])]
+        assert not hand_made, f"declared by hand in the README's page: {hand_made}"
+
+
+def test_the_readme_is_short_and_carries_no_commit_hashes_or_load_averages():
+    text = README.read_text()
+    lines = text.splitlines()
+    assert len(lines) < 250, f"the README has {len(lines)} lines"
+    hashes = re.findall(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b", text)
+    assert not hashes, f"commit hashes in the README: {hashes}"
+    loads = re.findall(r"load[ -]?av(?:erage|g)s?|\bload \d", text, flags=re.I)
+    assert not loads, f"load averages in the README: {loads}"
+    assert "](benchmarks/RESULTS.md)" in text and (ROOT / "benchmarks" / "RESULTS.md").is_file()
 
 
 def _searched_files():
