@@ -409,9 +409,9 @@ def test_one_pass_neighbours_equal_scikit_learns_brute_force(n, d, seed):
     np.testing.assert_array_equal(idx_q, reference.kneighbors(Xq)[1])
 
 
-def test_one_pass_sigma_is_the_exact_mean_distance():
-    """Against a correctly rounded sum; the captured two-pass values (which summed the
-    diagonal's rounding noise) agree to 1e-11."""
+def test_one_pass_sigma_is_the_mean_distance_to_rounding():
+    """Up to SIGMA_EXACT_MAX rows, against a correctly rounded sum; the captured two-pass
+    values (which summed the diagonal's rounding noise) agree to 1e-11."""
     import math
 
     from explorer.solvers.nearest_neighbours import neighbours_and_mean_distance
@@ -426,6 +426,37 @@ def test_one_pass_sigma_is_the_exact_mean_distance():
     large = np.random.default_rng(3).normal(size=(6000, 20))     # sampled sigma, seeded
     assert mean_pairwise_distance(large, np.random.default_rng(7)) == pytest.approx(
         6.242693598501832, rel=1e-11)
+
+
+def test_sigma_is_what_the_docstrings_say_with_repeated_rows_and_above_3000_points():
+    """Repeated rows: the mean over all pairs to ~3e-12, not exactly (an equal pair's
+    distance is the root of a rounding residue). Above SIGMA_EXACT_MAX points: the mean over
+    a 3,000-point sample, an estimate; the same at every fit for an int random_state,
+    another at every fit for random_state=None."""
+    from scipy.spatial.distance import pdist
+
+    from explorer.solvers.nearest_neighbours import SIGMA_EXACT_MAX
+
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(500, 5)) * [1, 10, 100, 0.1, 1] + 50
+    repeated = np.vstack([base, base, base[:200]])
+    off = abs(mean_pairwise_distance(repeated) / pdist(repeated).mean() - 1)
+    assert 0 < off < 1e-11
+    X = np.random.default_rng(2).normal(size=(SIGMA_EXACT_MAX + 500, 2))
+    task = np.arange(X.shape[0]) % 3
+    y = (X[:, 0] > 0).astype(int)
+    everything = pdist(X).mean()
+
+    def sigma(random_state):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # one sweep: only sigma matters here
+            return MTKNN(loss="square", max_iter=1, random_state=random_state).fit(
+                X, y, task).sigma_
+
+    seeded = sigma(5)
+    assert seeded == sigma(5) != sigma(6)
+    assert 0 < abs(seeded / everything - 1) < 0.02
+    assert len({sigma(None) for _ in range(3)}) == 3
 
 
 def test_ties_keep_the_lower_index_and_unproven_rows_are_searched_again():

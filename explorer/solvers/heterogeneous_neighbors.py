@@ -3,7 +3,8 @@
 For a query point ``x_i`` the ``k`` nearest training points are found among every task's
 points (a training point never counts as its own neighbour), weighted by the heat kernel
 ``s(i, l) = exp(-||x_i - x_l||^2 / (2 sigma^2))`` with ``sigma`` the mean pairwise Euclidean
-distance of the training data (Section 4.2). Grouping the neighbours by their task gives
+distance of the training data (Section 4.2; above 3,000 points the mean over a sample of
+3,000 of them, see :func:`mean_pairwise_distance`). Grouping the neighbours by their task gives
 
 * MT-KNN's features ``x_hat_i`` (m,): ``x_hat_ij = sum_{l in N_k^j(i)} s(i, l) y_l``
   (Section 2.1), labels in {-1, +1};
