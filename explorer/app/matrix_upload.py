@@ -47,8 +47,12 @@ class YourMatrixPanel(PagePanel):
         # that nobody uploads to sends none of their models to the browser.
         self.view: EstimateTruthView | None = None
         # (a layout's visibility: a Bokeh pane's would copy its model's properties; a FlexBox:
-        # its late children get the template's theme through set_flex_objects)
-        self.result = pn.FlexBox(flex_direction="column", visible=False, margin=0)
+        # its late children get the template's theme through set_flex_objects). Its sizing
+        # is given: a column FlexBox defaults to stretch_height, which Panel passes up to
+        # every layout above it, and a page whose height stretches is capped at the window's
+        # height, its figures drawn over its text (the overlap issue 39 measured).
+        self.result = pn.FlexBox(flex_direction="column", visible=False, margin=0,
+                                 sizing_mode="stretch_width")
         self._train = None
         self._matrix: np.ndarray | None = None
         self.layout = pn.Card(
