@@ -159,8 +159,26 @@ def test_mtadaboost_digits_accurate_and_not_below_adaboost(runs):
 def test_mtboost_digits_every_method_far_better_than_chance(runs):
     frame = runs("mtboost-digits")[2]
     error = frame[frame["task"] == "average"].groupby("method")["value"].mean()
-    assert set(error.index) == {"AnyBoost", "MTRL", "MTBoost"}
+    assert set(error.index) == {"AnyBoost", "MTRL", "MTBoost", "MTBoost, Omega = I/m"}
     assert (error < 0.2).all()
+
+
+def test_mtboost_digits_note_says_the_order_is_reversed_and_why_with_the_runs_numbers(runs):
+    """The paper has MTBoost best; on scikit-learn's digit pairs it is worst. The Note says
+    so, with the run's averages, and what the run shows: the learned Omega couples the
+    unrelated tasks, and the same boosting with Omega fixed at I/m does far better."""
+    _, text, frame = runs("mtboost-digits")
+    error = frame[frame["task"] == "average"].groupby("method")["value"].mean()
+    note = " ".join(text.split("Note:")[1].split())
+    assert error["MTBoost"] > max(error["AnyBoost"], error["MTRL"])     # reversed, here
+    assert error["MTBoost, Omega = I/m"] < error["MTBoost"] / 1.5          # Omega is the cost
+    assert "The order is reversed against the paper" in note
+    assert f"here MTBoost's is {error['MTBoost']:.4f}, against AnyBoost " \
+           f"{error['AnyBoost']:.4f}, MTRL {error['MTRL']:.4f}" in note
+    assert f"the same boosting's average error is {error['MTBoost, Omega = I/m']:.4f}" in note
+    coupling = float(re.search(r"mean \|off-diagonal\| ([\d.]+)", note).group(1))
+    share = float(re.search(r"Omega holds (\d+)% of its trace", note).group(1))
+    assert coupling > 0.2 and share > 40          # far from I/m's 0 and 20%
 
 
 def test_tltf_transfers_from_task_features_better_than_stl(runs):
