@@ -43,7 +43,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
     args = parser.parse_args()
+    from _reference import header, into_json, machine_facts
     from distributed import Client, LocalCluster
+
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
+    if not args.json:
+        print(header(facts), flush=True)
 
     data = make_outlier_tasks(random_state=0)   # the paper's 30 tasks x 200 features x 20
     common = {"n_trials": N_TRIALS, "train_fraction": 0.2, "metric": ["nmse", "amse"],
@@ -74,7 +79,7 @@ def main() -> None:
         "cpu_count": os.cpu_count(),
     }
     if args.json:
-        print(json.dumps(figures, indent=2))
+        print(json.dumps(into_json(figures, facts), indent=2))
         return
     print(f"{figures['jobs']} jobs ({N_TRIALS} trials x {len(methods())} methods), best of "
           f"{args.rounds} interleaved rounds, {os.cpu_count()} CPUs:")

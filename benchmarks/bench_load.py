@@ -45,10 +45,19 @@ closed) and ``memory_after_ratio`` (after / before), the
 server's CPU (cores used during the load) and the clients' own CPU (this process: cores used
 during the load) so the numbers can be interpreted.
 
-Run: ``.venv/bin/python benchmarks/bench_load.py [--sessions 30] [--num-procs 1] [--json]``
-(about ``open + duration + after`` s, ~4 minutes at the defaults). ``--profile FILE`` runs the
-server under ``py-spy record`` (when installed; ``--num-procs 1`` only) and writes its flame
-graph (or, with a ``.txt`` name, the ``raw`` collapsed stacks) there.
+The figures travel with the machine (``benchmarks/_reference.py``): ``cpu_reference_s`` (a
+fixed pure-Python and NumPy workload, seconds, best of 3, measured first) at the top level of
+the JSON, and under ``machine`` the load average, the CPU count and model, the Python / NumPy /
+Panel / Bokeh versions and the date. ``--handicap N``: N CPU-bound processes (Python busy
+loops) run beside the server and the clients from before the server starts until the end
+(stopped on an error or Ctrl-C too); ``handicap`` and ``handicap_cores`` (the CPU they got)
+are in the JSON.
+
+Run: ``.venv/bin/python benchmarks/bench_load.py [--sessions 30] [--num-procs 1] [--json]
+[--handicap N]`` (about ``open + duration + after`` s, ~4 minutes at the defaults).
+``--profile FILE`` runs the server under ``py-spy record`` (when installed; ``--num-procs 1``
+only) and writes its flame graph (or, with a ``.txt`` name, the ``raw`` collapsed stacks)
+there.
 """
 
 from __future__ import annotations
@@ -670,13 +679,31 @@ def main(argv=None) -> None:
     parser.add_argument("--burst", type=int, default=0,
                         help="that many more sessions open at once a third into the load")
     parser.add_argument("--profile", default=None, help="py-spy output file (see docstring)")
+    parser.add_argument("--handicap", type=int, default=0, metavar="N",
+                        help="N CPU-bound processes (Python busy loops) running beside the "
+                             "server and the clients for the whole measurement (default 0)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     args.fit_query = dict(p.split("=", 1) for p in args.fit_data.split("&") if "=" in p)
-    result = asyncio.run(main_async(args))
+    from _reference import Handicap, header, into_json, machine_facts
+
+    # the machine as it is, before the handicap starts (benchmarks/_reference.py)
+    facts = machine_facts()
+    if not args.json:
+        print(header(facts), flush=True)
+    handicap = Handicap(args.handicap)
+    try:
+        handicap.start()
+        result = asyncio.run(main_async(args))
+    finally:
+        handicap.stop()
+    result = into_json({**result, **handicap.facts()}, facts)
     if args.json:
         print(json.dumps(result))
         return
+    if args.handicap:
+        print(f"handicap: {args.handicap} CPU-bound process(es) beside the server and the "
+              f"clients (they used {result['handicap_cores']} cores)")
     print(f"{result['sessions']} sessions ({result['fitters']} running live fits), "
           f"--num-procs {result['num_procs']}, a change every {args.interval:g} s for "
           f"{args.duration:g} s; clients: {result['client']}")

@@ -87,8 +87,12 @@ def digit_errors(n_splits=5):
 
 
 def main():
+    from _reference import header, into_json, machine_facts
+
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
     load = open("/proc/loadavg").read().split()[:3]
     if not AS_JSON:
+        print(header(facts))
         print(f"MTBoost: {N_ROUNDS} rounds, n_inner={N_INNER}; medians of {REPEATS} "
               f"side-by-side repeats; load average {' '.join(load)}")
     digits = load_digits_tasks("pairs", n_tasks=5, max_per_task=300, random_state=0)
@@ -103,9 +107,9 @@ def main():
         rows[f"4 tasks x 5000 synthetic, {base}"] = per_round(
             "4 tasks x 5000 synthetic", big.X, big.y, big.task, base)
     if AS_JSON:
-        print(json.dumps({"load_average": load, "per_round": rows,
-                          "load_average_after": open("/proc/loadavg").read().split()[:3]},
-                         indent=1))
+        print(json.dumps(into_json({"load_average": load, "per_round": rows,
+                                    "load_average_after": open("/proc/loadavg").read()
+                                    .split()[:3]}, facts), indent=1))
     else:
         digit_errors()
         print(f"load average after: {' '.join(open('/proc/loadavg').read().split()[:3])}")

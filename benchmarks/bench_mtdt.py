@@ -75,6 +75,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args(argv)
+    from _reference import header, machine_facts
+
+    print(header(machine_facts()), flush=True)   # the machine the figures are measured on
     start = time.perf_counter()
     warm_up()
     print(f"warm_up (numba kernels compiled or loaded from cache): "

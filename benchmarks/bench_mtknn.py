@@ -117,7 +117,12 @@ def fit_breakdown(X, y, task, loss):
 
 
 def main():
+    from _reference import header, into_json, machine_facts
+
     as_json = "--json" in sys.argv[1:]
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
+    if not as_json:
+        print(header(facts))
     report = {"load_average": open("/proc/loadavg").read().split()[:3], "solvers": {}}
     task_weights.warm_up()
     X, labels, target, task = data()
@@ -167,7 +172,7 @@ def main():
                 f"{k} {v:.3f} s ({v / total:.0%})" for k, v in parts.items()))
     report["load_average_after"] = open("/proc/loadavg").read().split()[:3]
     if as_json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(into_json(report, facts), indent=1))
     else:
         print(f"load average before {' '.join(report['load_average'])}, after "
               f"{' '.join(report['load_average_after'])}")

@@ -45,6 +45,9 @@ def synthetic(m=40, per_task=30, seed=0):
 
 
 def main():
+    from _reference import header, machine_facts
+
+    print(header(machine_facts()), flush=True)   # the machine the figures are measured on
     warm_up()
     F, y, task, m = synthetic()
     t_dense, f_dense, n_dense = until(square_qp_sweeps(F, y, task, m, 1.0, 1.0, row_sum=True),

@@ -57,6 +57,11 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    from _reference import header, into_json, machine_facts
+
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
+    if not args.json:
+        print(header(facts), flush=True)
     paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
     results = {}
     for path in paths:
@@ -68,7 +73,8 @@ def main(argv=None) -> int:
                   f"{seconds / budget:.2f}x of it)")
     load = os.getloadavg()[0]
     if args.json:
-        print(json.dumps({"notebooks": results, "load_average_1min": round(load, 2)}))
+        print(json.dumps(into_json({"notebooks": results, "load_average_1min": round(load, 2)},
+                                   facts)))
     else:
         print(f"load average (1 min): {load:.2f}")
     return 0

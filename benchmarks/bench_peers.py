@@ -319,6 +319,11 @@ def main(argv=None):
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     parser.add_argument("--crossover", action="store_true")
     args = parser.parse_args(argv)
+    from _reference import header, into_json, machine_facts
+
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
+    if not args.json:
+        print(header(facts), flush=True)
     with open("/proc/loadavg") as f:
         load = " ".join(f.read().split()[:3])
     warm_up()
@@ -329,8 +334,8 @@ def main(argv=None):
         row.update(verdict(row["explorer_s"], row["peers_s"][row["best_peer"]],
                            row["best_peer"]))
     if args.json:
-        print(json.dumps({"load_average": load, "peers": rows, "crossover": extra},
-                         indent=1))
+        print(json.dumps(into_json({"load_average": load, "peers": rows, "crossover": extra},
+                                   facts), indent=1))
         return
     print(f"load average {load}; each row: our time | the fastest peer's | who is faster "
           "and by how much")

@@ -88,6 +88,9 @@ def fit_over_bare(repeat=5):
 
 
 def main():
+    from _reference import header, machine_facts
+
+    print(header(machine_facts()), flush=True)   # the machine the figures are measured on
     start = time.perf_counter()
     warm_up()
     print(f"warm_up (numba FISTA kernel compiled or loaded from cache): "

@@ -226,6 +226,11 @@ def main(argv=None):
     if args.child:
         print(json.dumps(_child(json.loads(args.child))))
         return
+    from _reference import header, into_json, machine_facts
+
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
+    if not args.json:
+        print(header(facts), flush=True)
     only = set(args.only or ("shared", "per_task", "tree", "knn", "tltf"))
     out = {"load_average_start": _load()}
     if "shared" in only:
@@ -248,7 +253,7 @@ def main(argv=None):
                        for t in (TLTF_TASKS[:2] if args.quick else TLTF_TASKS)]
     out["load_average_end"] = _load()
     if args.json:
-        print(json.dumps(out, indent=1))
+        print(json.dumps(into_json(out, facts), indent=1))
         return
     print(f"load average {out['load_average_start']} (start), {out['load_average_end']} (end)")
     if "shared" in out:

@@ -101,11 +101,17 @@ def faster(ours_s: float, peer: str, peer_s: float) -> str:
 
 
 def main() -> None:
+    from _reference import header, into_json, machine_facts
+
+    facts = machine_facts()   # the machine the figures were measured on (_reference.py)
+    as_json = "--json" in sys.argv[1:]
+    if not as_json:
+        print(header(facts), flush=True)
     sizes = {40: 20, 400: 5, 4000: 2}
     times = {n: measure(n, repeat) for n, repeat in sizes.items()}
-    if "--json" in sys.argv[1:]:
-        print(json.dumps({"load_average": open("/proc/loadavg").read().split()[:3],
-                          "cpu_seconds": times}, indent=1))
+    if as_json:
+        print(json.dumps(into_json({"load_average": open("/proc/loadavg").read().split()[:3],
+                                    "cpu_seconds": times}, facts), indent=1))
         return
     print("TL-TF variational EM, 5 data features + intercept, 3 task features, H = 3, "
           "40 examples per task (CPU seconds)")
