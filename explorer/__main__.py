@@ -80,6 +80,9 @@ def main(argv=None) -> int:
     s.add_argument("--num-procs", type=int, default=1, metavar="N",
                    help="server processes (one per core for a class)")
     s.add_argument("--show", action="store_true")
+    s.add_argument("--warm", action="store_true",
+                   help="always on (as panel serve --warm): the kernels are compiled and the "
+                        "pages warmed before the server listens, and it says so")
     s.add_argument("--model", action="append", default=[], metavar="PKG.MODULE:CLASS",
                    help="your estimator class, a page of its own (repeatable); the "
                         "mtl_explorer.models entry points are found without it")

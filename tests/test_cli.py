@@ -21,6 +21,8 @@ def _run(*args):
 def test_help():
     r = _run("--help")
     assert r.returncode == 0 and "generate" in r.stdout
+    r = _run("serve", "--help")   # --warm as with panel serve (serve always warms up)
+    assert r.returncode == 0 and "--warm" in r.stdout
 
 
 def test_generate_roundtrip(tmp_path):
@@ -75,15 +77,17 @@ def test_serve_builds_a_session_for_a_link():
     """``python -m explorer serve``: a real Bokeh server answers the page and builds a whole
     session for a link (opened over the websocket as a browser does) without an error; a
     session opened together with another gets a first document without its sidebar and
-    page, and both once it reports the document drawn. The CI's lowest-versions step runs
-    this as its app smoke test."""
+    page, and both once it reports the document drawn. Before it listens, the warm-up says
+    what it is doing and how long it took. The CI's lowest-versions step runs this as its app
+    smoke test."""
     import asyncio
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     log = tempfile.TemporaryFile(mode="w+b")
-    server = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--port", str(port)],
+    server = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--warm", "--port",
+                               str(port)],
                               env={**ENV, "PYTHONUNBUFFERED": "1"}, stdout=log,
                               stderr=subprocess.STDOUT)
     base = f"http://localhost:{port}"
@@ -109,6 +113,11 @@ def test_serve_builds_a_session_for_a_link():
         output = log.read().decode(errors="replace")
         log.close()
     assert body is not None, f"the server never answered:\n{output[-3000:]}"
+    started = output.find("MTL Explorer: Compiling the numerical kernels")
+    done = output.find("MTL Explorer: kernels compiled and pages warm in")
+    assert 0 <= started < done, output[-3000:]
+    if "Launching server" in output:   # Panel's address line comes after the warm-up
+        assert done < output.index("Launching server")
     assert "<title>MTL Explorer</title>" in body
     assert not {"Hide the truth", "Data seed", "Max depth"} & first   # the template alone
     assert shown, output[-3000:]

@@ -108,3 +108,40 @@ def test_the_fit_session_and_the_work_service_import_no_panel(module):
     names += [node.module or "" for node in top if isinstance(node, ast.ImportFrom)]
     assert names and not [n for n in names if n.split(".")[0] in {"panel", "bokeh"}]
     assert not [n for n in names if n in {"explorer.app.runner", "explorer.app.kit"}]
+
+
+def test_the_warm_up_says_what_it_is_doing_before_the_server_listens(monkeypatch, capsys):
+    """``panel serve --warm`` and ``python -m explorer serve`` wait for the warm-up before they
+    listen (minutes on a machine whose numba cache is empty): a line on stderr says so when it
+    starts, another how long it took when it is done."""
+    import explorer.solvers
+    from explorer.app import process
+    from explorer.app.pages import trees
+
+    ran = []
+    monkeypatch.setattr(process, "_warm_up", None)   # as in a new server process
+    monkeypatch.setattr(explorer.solvers, "warm_up", lambda: ran.append("kernels"))
+    monkeypatch.setattr(trees, "figure3_ratios", lambda: ran.append("figure 3"))
+    process.warm_up_kernels(wait=True)
+    err = capsys.readouterr().err.splitlines()
+    assert ran == ["kernels", "figure 3"]
+    assert err[0] == f"MTL Explorer: {process.WARM_UP_STARTED}"
+    assert "Compiling the numerical kernels" in err[0] and "first start" in err[0]
+    assert len(err) == 2 and err[1].startswith("MTL Explorer: kernels compiled and pages warm in")
+    assert err[1].endswith(" s.")
+    process.warm_up_kernels(wait=True)    # once per process: nothing more is said
+    assert capsys.readouterr().err == ""
+
+
+def test_a_failed_warm_up_says_so_and_the_server_goes_on(monkeypatch, capsys):
+    import explorer.solvers
+    from explorer.app import process
+
+    def broken():
+        raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(process, "_warm_up", None)
+    monkeypatch.setattr(explorer.solvers, "warm_up", broken)
+    process.warm_up_kernels(wait=True)
+    err = capsys.readouterr().err
+    assert process.WARM_UP_STARTED in err and "warming up failed after" in err

@@ -7,7 +7,9 @@ only the first time (or, for the memory trim, once per burst of ended sessions).
 from __future__ import annotations
 
 import logging
+import sys
 import threading
+import time
 import warnings
 from contextlib import contextmanager
 
@@ -15,8 +17,8 @@ from sklearn.exceptions import ConvergenceWarning
 
 from explorer import _compat
 
-__all__ = ["capture_warnings", "configure_process", "freeze_imports", "install_warning_router",
-           "release_memory_soon", "warm_up_kernels"]
+__all__ = ["WARM_UP_STARTED", "capture_warnings", "configure_process", "freeze_imports",
+           "install_warning_router", "release_memory_soon", "warm_up_kernels"]
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +29,16 @@ _configured = False
 _frozen = False
 _trim_pending = False
 _warm_up: threading.Thread | None = None
+
+#: Said on stderr when the warm-up starts: the first start on a machine compiles for minutes
+#: before the server listens, and a silent terminal looks like a hung one.
+WARM_UP_STARTED = ("Compiling the numerical kernels and warming the pages (first start on this "
+                   "machine: up to a few minutes; later starts: seconds)...")
+
+
+def _say(message: str) -> None:
+    """One line on the server's terminal (stderr, at once): visible whatever the log level."""
+    print(f"MTL Explorer: {message}", file=sys.stderr, flush=True)
 
 
 def _route_warning(message, category, filename, lineno, file=None, line=None):
@@ -151,7 +163,11 @@ def release_memory_soon(delay_s: float = 2.0) -> None:
 def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
     """Compile the numba kernels (or load them from numba's cache) and compute the Trees
     page's Figure 3, once per process, off the event loop, so no user's click waits for them;
-    ``wait``: return only when done (a server about to listen). Returns the warm-up's thread."""
+    ``wait``: return only when done (a server about to listen). Returns the warm-up's thread.
+
+    It says on stderr that it starts (:data:`WARM_UP_STARTED`) and, when done, how long it
+    took: ``panel serve --warm`` and ``python -m explorer serve`` wait for it before they
+    listen, up to minutes on a machine whose numba cache is empty."""
     global _warm_up
     from explorer.app.work import start_thread
 
@@ -162,6 +178,7 @@ def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
             return _warm_up
 
         def run() -> None:
+            started = time.perf_counter()
             try:
                 from explorer import solvers
                 from explorer.app.pages.trees import figure3_ratios
@@ -170,7 +187,12 @@ def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
                 figure3_ratios()
             except Exception:  # a failed warm-up only costs time later
                 log.exception("warming up the compiled kernels failed")
+                _say(f"warming up failed after {time.perf_counter() - started:.1f} s; the app "
+                     "works, its first fits compile what they need.")
+                return
+            _say(f"kernels compiled and pages warm in {time.perf_counter() - started:.1f} s.")
 
+        _say(WARM_UP_STARTED)
         _warm_up = start_thread(run, "explorer-warm-up")
     if wait:
         _warm_up.join()
