@@ -1,10 +1,12 @@
 """The project's only uses of private Panel/Bokeh/CPython internals, one section per part.
 
-Everything else goes through the frameworks' public APIs. Each workaround here names the
-upstream issue or release it waits for, and ``tests/test_compat*.py`` check the internal it
-relies on, so a framework release that changes it fails a test instead of silently undoing
-the fix. Panel and Bokeh are imported inside the functions: ``explorer.viz`` may import this
-module without importing Panel.
+Everything else goes through the frameworks' public APIs. Each entry has a "Waits for:" line:
+the upstream issue, release or missing public API it waits for, or that none exists and why
+the workaround is worth its risk (checked against Panel 1.9.4, Bokeh 3.9.2, CPython 3.11).
+``tests/test_compat*.py`` check the internal each relies on, so a framework release that
+changes it fails a test instead of silently undoing the fix, and check that every entry keeps
+its "Waits for:" line. Panel and Bokeh are imported inside the functions: ``explorer.viz``
+may import this module without importing Panel.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["SHOWN_PAGE_LAYOUT_ESM", "VIEW_ELEMENTS_JS", "background_periodic_callback",
-           "bokeh_defaults_computed_once", "clear_type_cache", "inline_stylesheet_updates",
-           "limit_malloc_arenas", "malloc_trim", "send_at_once", "style_new_flex_children",
-           "template_root_forgotten_on_session_end", "theme_kept_on_pane_updates"]
+__all__ = ["CLIENT_ONLY_SETV_JS", "SHOWN_PAGE_LAYOUT_ESM", "VIEW_ELEMENTS_JS",
+           "background_periodic_callback", "bokeh_defaults_computed_once", "clear_type_cache",
+           "inline_stylesheet_updates", "limit_malloc_arenas", "malloc_trim", "send_at_once",
+           "style_new_flex_children", "template_root_forgotten_on_session_end",
+           "theme_kept_on_pane_updates"]
 
 
 # --- shell and serving ---------------------------------------------------------
@@ -30,8 +33,13 @@ def template_root_forgotten_on_session_end(template, doc) -> Iterator[None]:
     ``panel.state._fake_roots`` and removes it on session end through ``Template._refs``,
     which Panel 1.9 never fills, so every ended session left its root id behind (and those
     scattered strings kept ended sessions' memory from going back to the system). Filling
-    ``_refs`` lets Panel's own clean-up remove it. Waits for a Panel release whose
-    ``BaseTemplate._init_doc`` records ``self._refs[document]`` (not 1.9.4).
+    ``_refs`` lets Panel's own clean-up remove it.
+
+    Waits for: a Panel release whose ``BaseTemplate._init_doc`` records
+    ``self._refs[document] = ref`` where it appends ``ref`` to ``state._fake_roots``
+    (panel/template/base.py:268 in 1.9.4; ``_server_destroy`` pops ``_refs`` at :189). No
+    upstream issue found (https://github.com/holoviz/panel/pull/8607 fixed the neighbouring
+    ``state._views`` leak, not this one): worth reporting, the fix is that one line.
     """
     import panel as pn
 
@@ -53,6 +61,14 @@ def theme_kept_on_pane_updates(template) -> None:
     next run then costs the browser ~5 ms more style work. Here the template's design
     answers ``params`` for the components that inherit it with the rules its hook applies
     (``isolated=False``); a component with a design of its own is answered as before.
+
+    Waits for: Panel's ``Design.params`` (panel/theme/base.py:454 in 1.9.4, called by
+    ``Reactive._update_properties``, panel/reactive.py:742) to pass ``isolated=False`` for a
+    component that inherits its design, as the template's hook does. No upstream issue found
+    (https://github.com/holoviz/panel/pull/5278, "Avoid needlessly updating stylesheets",
+    is the nearest; the behaviour is still in 1.9.4). Worth its risk: the override only
+    answers components without a design of their own, and the test fails loudly when Panel
+    stops isolating a changed pane.
     """
     from panel.io.state import state
 
@@ -84,8 +100,17 @@ def inline_stylesheet_updates() -> None:
     ``pn.extension(inline=True)`` inlines what a cell first displays, but a pane changed
     later (a page's status line during a fit) is sent with links to cdn.holoviz.org. Panel
     looks each link up first in the per-document cache ``panel.io.state.state._stylesheets``;
-    here that cache answers it with the file from Panel's ``dist`` directory. Waits for
-    holoviz/panel#8707 (fixed upstream by #8708, after 1.9.4). Running it again is harmless.
+    here that cache answers it with the file from Panel's ``dist`` directory. Running it
+    again is harmless.
+
+    Waits for: Panel to inline stylesheets on the property-update path too. The fix of
+    https://github.com/holoviz/panel/issues/8707 (https://github.com/holoviz/panel/pull/8708,
+    ``replace_inline_css`` drops the ``?v=`` query, panel/io/notebook.py:373) is in 1.9.4,
+    but Panel applies it only to the models of a changed layout (``Viewable._preprocess``,
+    panel/viewable.py:656-660) and at first display, not when ``Reactive._update_model``
+    sends a pane's new properties; no upstream issue for that path found (worth reporting).
+    Worth its risk: the cache only answers Panel's own ``dist`` files, and the test fails
+    loudly when Panel stops reading it.
     """
     import base64
     from weakref import WeakKeyDictionary
@@ -166,8 +191,13 @@ def background_periodic_callback(callback, period_ms: int):
 
     ``pn.state.add_periodic_callback`` marks the session busy and idle again around every
     tick (two document updates per live frame); only the constructor's undocumented
-    ``background=True`` leaves that out. Waits for Panel to expose ``background`` on
-    ``pn.state.add_periodic_callback`` (Panel 1.9 does not).
+    ``background=True`` leaves that out.
+
+    Waits for: a public ``background`` argument on ``pn.state.add_periodic_callback``
+    (panel/io/state.py:602 in 1.9.4 takes callback, period, count, timeout, start only). No
+    upstream issue found. Worth its risk: ``background`` is a constructor keyword Panel
+    itself passes (panel/io/state.py:340, widgets/terminal.py:132, file_selector.py:196), so
+    it is unlikely to go without Panel changing too.
     """
     from panel.io.callbacks import PeriodicCallback
 
@@ -178,8 +208,15 @@ def background_periodic_callback(callback, period_ms: int):
 
 def clear_type_cache() -> None:
     """Clear CPython's type attribute cache (it holds the attribute names ended sessions made
-    at run time, pinning their memory). No public API; CPython 3.13 renames it
-    ``sys._clear_internal_caches``. Elsewhere than CPython: nothing to clear."""
+    at run time, pinning their memory). Elsewhere than CPython: nothing to clear.
+
+    Waits for: nothing public will come (both clears are documented private ``sys._``
+    functions); CPython 3.13 deprecates ``sys._clear_type_cache`` for
+    ``sys._clear_internal_caches`` (https://github.com/python/cpython/issues/129027), and
+    from 3.16 (unreleased) the cache is per type and both are no-ops
+    (https://github.com/python/cpython/issues/155354): this then does nothing, and the
+    memory it freed should be measured again. Worth its risk: one call, after sessions end.
+    """
     clear = getattr(sys, "_clear_type_cache", None) or getattr(sys, "_clear_internal_caches",
                                                                None)
     if clear is not None:
@@ -194,14 +231,24 @@ def _libc():
 
 
 def limit_malloc_arenas(arenas: int) -> bool:
-    """glibc's ``mallopt(M_ARENA_MAX, arenas)``; Python has no binding. False elsewhere."""
+    """glibc's ``mallopt(M_ARENA_MAX, arenas)``. False elsewhere.
+
+    Waits for: none exists or is planned -- Python has no binding for glibc's malloc tuning
+    (a GNU extension); the public alternative, the ``MALLOC_ARENA_MAX`` environment variable,
+    must be set before the process starts, which ``panel serve`` users would have to do by
+    hand. Worth its risk: a call of glibc's stable C ABI through ctypes, once at start."""
     libc = _libc()
     return bool(libc is not None and libc.mallopt(-8, int(arenas)))   # -8: M_ARENA_MAX
 
 
 def malloc_trim() -> bool:
-    """glibc's ``malloc_trim(0)``: hand freed arena pages back to the system; Python has no
-    binding. False elsewhere."""
+    """glibc's ``malloc_trim(0)``: hand freed arena pages back to the system. False
+    elsewhere.
+
+    Waits for: none exists or is planned -- Python has no binding for this GNU extension.
+    Worth its risk: a call of glibc's stable C ABI through ctypes after sessions end, where
+    it hands back memory the allocator would otherwise keep (bench_load's
+    ``memory_after_ratio``)."""
     libc = _libc()
     return bool(libc is not None and libc.malloc_trim(0))
 
@@ -237,8 +284,14 @@ def bokeh_defaults_computed_once() -> bool:
     of the class, so it is kept after its first computation. Mutable defaults (lists,
     dicts, models, data specs) and themed instances still take Bokeh's own path, which
     keeps a mutable default per instance. ``tests/test_compat.py`` checks every property of
-    every model class against Bokeh's own computation. Goes when Bokeh caches defaults
-    itself. Returns False (and changes nothing) if Bokeh no longer has this internal.
+    every model class against Bokeh's own computation. Returns False (and changes nothing)
+    if Bokeh no longer has this internal.
+
+    Waits for: Bokeh 4.0, whose property system "materializes defaults only when accessed"
+    (https://github.com/bokeh/bokeh/pull/15355, merged to branch-4.0, fixing
+    https://github.com/bokeh/bokeh/issues/15354) and drops the descriptor machinery this
+    wraps: there this returns False, and the session's CPU should be measured again. Bokeh
+    3.10's metadata cache (bokeh/bokeh#15322) caches property metadata, not defaults.
     """
     from bokeh.core.property.descriptors import PropertyDescriptor
 
@@ -278,11 +331,19 @@ def bokeh_defaults_computed_once() -> bool:
 #: pages beside it, measured in Chromium). BokehJS 3.9 has no public way to leave a child out
 #: of its parent's layout pass: the hook redefines ``LayoutDOMView.layoutable_views`` (a
 #: getter) on the main area's view and defers ``invalidate_layout`` of hidden pages; the
-#: view is found through ``Bokeh.index``. No upstream issue asks for it yet; it goes when
-#: BokehJS skips layout of hidden (``display: none`` / ``content-visibility: hidden``)
-#: children, or when the app shows one page at a time at no cost. The component reports
-#: ``hook = "applied"`` or what it missed ("missing: ..."); the server logs a miss and the
-#: UI tests assert "applied".
+#: view is found through ``Bokeh.index``. The component reports ``hook = "applied"`` or what
+#: it missed ("missing: ..."); the server logs a miss and the UI tests assert "applied".
+#:
+#: Waits for: BokehJS to leave hidden (``display: none`` / ``content-visibility: hidden``)
+#: children out of their parent's layout pass, or the app to show one page at a time at no
+#: cost. No upstream issue asks for the first; the nearest are
+#: https://github.com/bokeh/bokeh/issues/7438 (open: inactive tabs still render) and
+#: https://github.com/bokeh/bokeh/pull/15205 (merged: a ``Tabs`` with
+#: ``link_layouts=False`` builds only the active tab's views; not in 3.9.2, whose
+#: ``TabsView.child_models`` still builds every tab), which may let the pages live in a
+#: ``Tabs`` without headers instead; try it when it is released. Worth its risk
+#: meanwhile: a miss only costs speed (every page laid out, as without the hook), and it
+#: is reported.
 SHOWN_PAGE_LAYOUT_ESM = """const PAGE = "explorer-page";
 const isPage = (view) => (view.model.css_classes || []).includes(PAGE);
 
@@ -394,6 +455,14 @@ export function render({ model, el }) {
 #: BokehJS lookup of another model's view in 3.9. A missing index leaves ``offscreen``
 #: empty (every figure drawn on every frame, as without the pacer's help); the Trees UI test
 #: waits for a reported off-screen figure, so it fails loudly when the index changes.
+#:
+#: Waits for: a documented way for a Panel ESM component to look views up. Bokeh made the
+#: index a ``ViewManager`` and hands it to ``CustomJS`` as ``cb_context.index``
+#: (https://github.com/bokeh/bokeh/pull/13351), but Panel's ESM ``render`` gets no such
+#: context; no upstream issue asks for one. Worth its risk: Panel's own ESM render shim
+#: looks its views up through the same global (``Bokeh.index.find_one_by_id``,
+#: panel/dist/lib/models/reactive_esm.js in 1.9.4), so the index will not go without
+#: Panel changing too.
 VIEW_ELEMENTS_JS = """
 const viewElements = (ids) => {
   const found = new Map();
@@ -405,6 +474,27 @@ const viewElements = (ids) => {
 };
 """
 
+#: BokehJS's client-only change, for :data:`explorer.viz.tree._FIT_JS` (the tree's fit to its
+#: frame): ``set_local(model, attrs)`` sets ``attrs`` on ``model`` in the browser and sends
+#: nothing to the server. The fit's ranges, frame height and fonts are the browser's
+#: business; sent back (the documented ``model.prop = value`` always syncs) they cost the
+#: server ~170 ms of CPU per data change. It relies on ``HasProps.setv(attrs, {sync:
+#: false})``: ``setv`` passes ``options.sync`` to the change events it makes and the server
+#: connection (``ClientConnection._document_changed``) drops events whose ``sync`` is false.
+#: In a notebook Panel's comm manager sends them anyway (it does not read ``sync``): there
+#: the fit is only slower, never wrong. ``tests/test_compat.py`` checks the installed
+#: bundles (bokeh.js and bokeh.min.js) for each of those steps.
+#:
+#: Waits for: nothing upstream -- ``setv`` and ``SetOptions.sync`` are in BokehJS's own
+#: type declarations (lib/core/has_props.d.ts) but not in Bokeh's user documentation, and no
+#: issue asks to document client-only changes for ``CustomJS``. Worth its risk: if BokehJS
+#: drops the option, the changes are sent (slower, still correct) and the test fails.
+CLIENT_ONLY_SETV_JS = """
+// explorer/_compat.py CLIENT_ONLY_SETV_JS: set attributes in the browser only
+// (BokehJS HasProps.setv(attrs, {sync: false}): nothing goes to the server)
+const set_local = (model, attrs) => model.setv(attrs, {sync: false})
+"""
+
 
 def send_at_once(component_class: type, names: list[str]) -> type:
     """Have Panel send changes of ``names`` from the browser on the next tick, not after its
@@ -412,6 +502,11 @@ def send_at_once(component_class: type, names: list[str]) -> type:
     setting). Used for the frame pacer's acknowledgement, which gates the next frame: while
     a debounced change was pending Panel queued every click of the session behind it (a
     Pause reached the runner 0.5 s late). Returns the class.
+
+    Waits for: a public per-parameter "not debounced" setting in Panel (1.9.4 reads the
+    class attribute at panel/reactive.py:637; the 50 ms is ``Syncable._debounce``). No
+    upstream issue found. Worth its risk: Panel's own Tabulator sets the same attribute
+    (panel/widgets/tables.py:1374), and this raises when Panel no longer has it.
     """
     from panel.reactive import Syncable
 
@@ -431,7 +526,14 @@ def style_new_flex_children(box) -> None:
     later went out unstyled and the next page switch restyled them all (~0.4 s of the
     browser's time, measured). The hooks' entry point is private in Panel 1.9
     (``Viewable._preprocess``, reached through ``box._models`` and ``state._views``, as
-    Panel's own layouts do). Goes when Panel styles a ReactiveHTML's children itself.
+    Panel's own layouts do).
+
+    Waits for: Panel to run the per-root hooks on a ``FlexBox``'s (ReactiveHTML's) new
+    children, as it does for its other layouts. No upstream issue found
+    (https://github.com/holoviz/panel/pull/2092, "Various fixes for ReactiveHTML children",
+    is the nearest; the behaviour is still in 1.9.4). Worth its risk: the private names are
+    checked by ``tests/test_compat_browser.py``, and a miss costs speed only (the next page
+    switch restyles the figures).
     """
     from panel.io.state import state
 

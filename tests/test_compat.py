@@ -7,6 +7,10 @@ decision, never a silent change of behaviour.
 
 from __future__ import annotations
 
+import ast
+import inspect
+import re
+from pathlib import Path
 from types import SimpleNamespace
 from weakref import WeakKeyDictionary
 
@@ -177,3 +181,99 @@ def test_a_themed_instance_gets_its_theme_not_the_class_default():
     assert one.tags is not other.tags
     one.tags.append("mine")
     assert other.tags == []
+
+
+# --- BokehJS client-only changes (the tree's fit) -----------------------------------------
+def _bokehjs(name: str) -> str:
+    import bokeh
+
+    path = Path(bokeh.__file__).parent / "server" / "static" / "js" / name
+    return path.read_text(encoding="utf-8")
+
+
+def _after(source: str, start: str, length: int) -> str:
+    """The ``length`` characters of ``source`` from ``start`` (which must be there)."""
+    at = source.find(start)
+    assert at >= 0, (f"BokehJS no longer has {start!r}: CLIENT_ONLY_SETV_JS in "
+                     "explorer/_compat.py (the tree's client-only fit) needs revisiting")
+    return source[at:at + length]
+
+
+def test_bokehjs_setv_still_keeps_a_change_with_sync_false_in_the_browser():
+    """Each step CLIENT_ONLY_SETV_JS relies on, in the bundles the browser loads: ``setv``
+    takes an options object and hands ``options.sync`` to its change events, and the server
+    connection drops the events whose ``sync`` is false."""
+    source = _bokehjs("bokeh.js")
+    setv = _after(source, "setv(changed_attrs, options = {}) {", 1800)
+    assert "const sync = options.sync ?? true;" in setv, (
+        "BokehJS's setv no longer reads options.sync: the tree's fit would send every range, "
+        "frame height and font back to the server (CLIENT_ONLY_SETV_JS, explorer/_compat.py)")
+    assert "this._push_changes(changed, sync);" in setv, "setv no longer passes sync on"
+    push = _after(source, "_push_changes(changes, sync) {", 900)
+    assert "event.sync = sync;" in push, "_push_changes no longer marks its events' sync"
+    connection = _after(source, "_document_changed(event) {", 400)
+    assert "events.filter((event) => event.sync)" in connection, (
+        "BokehJS's ClientConnection no longer drops events with sync false: the tree's "
+        "client-only fit is sent to the server (CLIENT_ONLY_SETV_JS, explorer/_compat.py)")
+    # the minified bundle (what `panel serve` sends by default) says the same
+    minified = _bokehjs("bokeh.min.js")
+    found = re.search(r"setv\((\w+),(\w+)=\{\}\)\{", minified)
+    assert found, "bokeh.min.js: no setv(attrs, options = {})"
+    body = minified[found.end():found.end() + 1500]
+    options = re.escape(found.group(2))
+    assert re.search(rf"const (\w+)={options}\.sync\?\?!0;this\._push_changes\(\w+,\1\)",
+                     body), "bokeh.min.js: setv no longer hands options.sync to its events"
+    assert re.search(r"_push_changes\((\w+),(\w+)\)\{.{0,400}?\.sync=\2[,;]", minified), \
+        "bokeh.min.js: _push_changes no longer marks its events' sync"
+    assert re.search(r"_document_changed\(\w+\)\{.{0,200}?\.filter\(\((\w+)=>\1\.sync\)\)",
+                     minified), "bokeh.min.js: the client connection no longer reads sync"
+    # and the option is in BokehJS's own declarations
+    typings = _bokehjs("lib/core/has_props.d.ts")
+    options_type = _after(typings, "type SetOptions = {", 200)
+    assert "sync?: boolean;" in options_type, "HasProps.SetOptions has no sync any more"
+
+
+def test_the_tree_fit_changes_its_models_only_through_the_compat_snippet():
+    from explorer.viz import tree
+
+    assert tree._FIT_JS.startswith(_compat.CLIENT_ONLY_SETV_JS)
+    own = tree._FIT_JS[len(_compat.CLIENT_ONLY_SETV_JS):]
+    assert "setv(" not in own and "sync" not in own, (
+        "explorer/viz/tree.py reaches BokehJS's setv itself: use set_local "
+        "(CLIENT_ONLY_SETV_JS, explorer/_compat.py)")
+    assert own.count("set_local(") == 4
+    diagram = tree.TreeDiagramView().diagram
+    for model in (diagram.figure, diagram.extent):   # refit on a new width, a new extent
+        codes = [callback.code for callbacks in model.js_property_callbacks.values()
+                 for callback in callbacks]
+        assert tree._FIT_JS in codes, "the tree's figure no longer runs _FIT_JS"
+
+
+# --- every entry says what it waits for ---------------------------------------------------
+def test_every_compat_entry_names_what_it_waits_for():
+    """Each name in ``_compat.__all__``: a "Waits for:" line in its docstring (functions) or
+    in the ``#:`` comment block above it (constants)."""
+    source = inspect.getsource(_compat)
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    missing = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in _compat.__all__:
+            text = ast.get_docstring(node) or ""
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1
+              and getattr(node.targets[0], "id", None) in _compat.__all__):
+            above, row = [], node.lineno - 2
+            while row >= 0 and lines[row].startswith("#:"):
+                above.append(lines[row])
+                row -= 1
+            text = "\n".join(reversed(above))
+        else:
+            continue
+        name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
+        if "Waits for:" not in text:
+            missing.append(name)
+    assert not missing, f"_compat entries without a 'Waits for:' line: {missing}"
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} | {
+        t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+        if isinstance(t, ast.Name)}
+    assert set(_compat.__all__) <= defined

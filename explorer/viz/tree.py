@@ -35,6 +35,8 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
+from explorer._compat import CLIENT_ONLY_SETV_JS
+
 from .live import LiveView
 from .style import category_ticks, set_columns, task_colors
 from .style import style_figure as _style
@@ -618,10 +620,10 @@ class TreeDiagram:
 #: ``min_scale`` the drawing keeps that scale and shows its left part (pan for the rest).
 #: Runs when a frame brings a new extent, and when the figure's width changes (a resized
 #: window, the sidebar hidden or shown: the plot's ``inner_width``).
-_FIT_JS = """
-// Client-only changes ({sync: false}): the fit is the browser's business, and sending
-// ranges, frame height and fonts back cost the server ~170 ms of CPU per data change.
-const local = {sync: false}
+_FIT_JS = CLIENT_ONLY_SETV_JS + """
+// Client-only changes (set_local, explorer/_compat.py): the fit is the browser's business,
+// and sending ranges, frame height and fonts back cost the server ~170 ms of CPU per data
+// change.
 function fit() {
   const width = fig.inner_width
   if (!(width > 0)) return
@@ -653,20 +655,20 @@ function fit() {
   // visuals of all its texts (~10% of the browser's time during a Trees run, set per frame).
   const set_range = (range, start, end) => {
     if (range.start != start || range.end != end)
-      range.setv({start: start, end: end, reset_start: start, reset_end: end}, local)
+      set_local(range, {start: start, end: end, reset_start: start, reset_end: end})
   }
   set_range(fig.x_range, start, start + span)
   set_range(fig.y_range, -frame_height / scale, 0)
-  if (fig.frame_height != frame_height) fig.setv({frame_height: frame_height}, local)
+  if (fig.frame_height != frame_height) set_local(fig, {frame_height: frame_height})
   const set_font = (glyph, px) => {
     const size = `${(px * scale).toFixed(2)}px`
     const now = glyph.text_font_size
     if ((now != null && typeof now === "object" ? now.value : now) != size)
-      glyph.setv({text_font_size: {value: size}}, local)
+      set_local(glyph, {text_font_size: {value: size}})
   }
   set_font(node_text, fonts[0])
   set_font(leaf_text, fonts[1])
-  if (pan_note.visible != panned) pan_note.setv({visible: panned}, local)
+  if (pan_note.visible != panned) set_local(pan_note, {visible: panned})
 }
 fit()
 """
