@@ -385,12 +385,16 @@ def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit()
     assert "against the truth" in page.summary_text()
 
 
-def test_full_speed_is_one_click_away():
+def test_fast_runs_the_fit_at_full_speed_in_one_click():
     page = MODEL_PAGES["trees"].build(ExplorerState(dataset_name="local_relatedness"))
     assert page.runner._speed.value == MODEL_PAGES["trees"].pace
+    assert page.runner.session.state == "idle"
     page.runner._fast_btn.clicks += 1
     assert page.runner._speed.value == "unthrottled"
     assert page.runner.session.steps_per_second is None
+    assert page.runner.session.state in ("running", "done")   # it started: not only the speed
+    page.runner.session.wait(60)
+    assert page.runner.session.state == "done"
 
 
 def test_outliers_show_code_writes_the_penalties_in_the_sliders_units():
@@ -505,3 +509,25 @@ def test_a_matrix_of_your_own_is_judged_against_the_truth_you_choose():
     m = page.state.train.n_tasks
     assert panel.message.visible and f"a {m} x {m} matrix" in panel.message.object
     assert not panel.result.visible
+
+
+def _scenarios_with_page_values() -> list[str]:
+    from explorer.data.catalog import list_presets, load_preset
+
+    return [name for name in list_presets() if load_preset(name).get("page_params")
+            and load_preset(name).get("page") in MODEL_PAGES]
+
+
+@pytest.mark.parametrize("scenario", _scenarios_with_page_values())
+def test_a_scenario_chosen_after_its_page_was_built_shows_its_values_in_the_widgets(scenario):
+    """Issue 39: Shared vs separate first, then "When sharing hurts": the fit used coupling 10
+    while the slider read 0.1. The widget shows the value the fit uses however it was set."""
+    from explorer.data.catalog import load_preset
+
+    preset = load_preset(scenario)
+    page = build(preset["page"])            # the page first, on the opening data
+    page.state.apply_preset(scenario)       # then the scenario
+    for name, value in preset["page_params"].items():
+        assert getattr(page.params, name) == value            # what the fit uses
+        assert page.form.widgets[name].value == value, name    # what the widget reads
+        assert page.state.to_query()[f"{preset['page']}.{name}"] == str(value)   # the link

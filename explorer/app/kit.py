@@ -63,9 +63,13 @@ def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
     by the declaration and refused with one message."""
     state.register_page_params(slug, params)
     names = public_parameters(params)
-    return ParamForm(params, names, {n: getattr(params, n) for n in names},
+    form = ParamForm(params, names, {n: getattr(params, n) for n in names},
                      apply=lambda name, value: setattr(params, name, value),
                      notify=state.notify, current=lambda name: getattr(params, name))
+    # a value set elsewhere (a scenario, a link, Python) shows in its widget too: the
+    # widget always reads the value the fit uses
+    params.param.watch(lambda event: form.show(event.name, event.new), names)
+    return form
 
 
 @dataclass(frozen=True)

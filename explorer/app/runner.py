@@ -107,10 +107,10 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._step_btn.on_click(locked(lambda e: self.step()))
         self._pause_btn.on_click(locked(lambda e: self.pause()))
         self._reset_btn.on_click(locked(lambda e: self.reset()))
-        # "unthrottled" one click away from the teaching pace the page opens with
+        # a whole fit at full speed one click away from the teaching pace the page opens with
         self._fast_btn = pn.widgets.Button(label="Fast", width=60,
-                                           description="Full speed (unthrottled)")
-        self._fast_btn.on_click(lambda e: setattr(self._speed, "value", "unthrottled"))
+                                           description="Run at full speed (unthrottled)")
+        self._fast_btn.on_click(locked(lambda e: self.run_fast()))
         self._speed.param.watch(self._set_speed, "value")
         # Only a user's release of the slider (value_throttled) scrubs: the server moves
         # ``value`` on every poll, and the browser may echo stale values of it back.
@@ -140,6 +140,13 @@ class LiveFitRunner(pn.viewable.Viewer):
         self._following = True
         self.session.run()
         self._start_polling()
+
+    def run_fast(self):
+        """The Fast button: the speed goes to unthrottled and the fit runs (a run under way
+        goes on at full speed; a finished one starts again, as Run does)."""
+        self.set_speed("unthrottled")
+        if self.session.state != "running":
+            self.run()
 
     def step(self):
         self._restart_if_over()

@@ -628,7 +628,6 @@ def test_shared_vs_separate_on_the_opening_data_beats_separate_models(app_url, n
     page.get_by_text("Ready.").first.wait_for()
     page.get_by_role("button", name="Fast").click()
     expect(page.get_by_role("combobox", name="Speed")).to_have_value("unthrottled")
-    page.get_by_role("button", name="▶ Run").click()
     page.get_by_text("Mean test error").first.wait_for(timeout=60_000)
     note = page.get_by_text("Mean test error").first.inner_text()
     found = re.search(r"model (\d\.\d{3}), separate (\d\.\d{3})", note)
@@ -733,7 +732,6 @@ def test_the_school_scenario_runs_its_page_to_the_end(app_url, page):
     page.get_by_text("Exam scores of 139 schools").first.wait_for()
     page.get_by_text("Ready.").first.wait_for(timeout=60_000)
     page.get_by_role("button", name="Fast").click()
-    page.get_by_role("button", name="▶ Run").click()
     page.get_by_text(re.compile(r"done - step \d+")).first.wait_for(timeout=120_000)
     page.get_by_text("Test nMSE").first.wait_for(timeout=60_000)   # the page's details
     headline = page.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.inner_text()

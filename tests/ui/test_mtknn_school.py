@@ -18,7 +18,6 @@ def test_mt_kr_on_school_runs_to_the_end(app_url, page):
     page.get_by_text("Heterogeneous neighbourhoods (MT-KNN / MT-KR)").first.wait_for()
     page.get_by_text("Ready.").first.wait_for(timeout=60_000)
     page.get_by_role("button", name="Fast").click()
-    page.get_by_role("button", name="▶ Run").click()
     page.get_by_text(re.compile(r"done - step \d+")).first.wait_for(timeout=240_000)
     result = page.get_by_text("Fitted in").first
     result.wait_for(timeout=60_000)

@@ -53,7 +53,6 @@ def test_the_estimate_and_its_truth_share_the_first_screen(app_url, new_page, sl
     page.goto(f"{app_url}?page={slug}&scenario={scenario}")
     page.get_by_text("Ready.").first.wait_for(timeout=60_000)
     page.get_by_role("button", name="Fast").click()
-    page.get_by_role("button", name="▶ Run").click()
     page.get_by_text(re.compile(r"done - step \d+")).first.wait_for(timeout=120_000)
     page.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.wait_for(timeout=60_000)
     estimate_name, truth_name = STORY[slug]

@@ -82,7 +82,6 @@ def test_a_users_estimator_runs_beside_the_truth(served, new_page, slug, title, 
     expect(page.get_by_role("button", name=title, exact=True)).to_be_visible(timeout=60_000)
     shown.get_by_text("Ready.").first.wait_for(timeout=60_000)
     shown.get_by_role("button", name="Fast").click()
-    shown.get_by_role("button", name="▶ Run").click()
     shown.get_by_text(re.compile(status)).first.wait_for(timeout=120_000)
     shown.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.wait_for(timeout=60_000)
     for name in ("Learned similarity", "True task_similarity"):
