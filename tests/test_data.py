@@ -207,7 +207,8 @@ def test_from_frame_integer_task_ids_keep_numeric_order():
      r"features \['z'\] are not columns"),
     (pd.DataFrame({"task": [0], "y": [0]}), {}, r"at least one feature column"),
     (pd.DataFrame({"x": ["a"], "task": [0], "y": [0]}), {},
-     r"feature columns must be numeric; \['x'\] are not \(first value 'a'\)"),
+     r"feature columns must be numeric; \['x'\] are not: column 'x', row 1 under the "
+     r"header, holds 'a'"),
     (pd.DataFrame({"x": [1.0, 2.0], "task": [0, None], "y": [0, 1]}), {},
      r"task column 'task' has missing values"),
     (pd.DataFrame({"x": [1.0, 2.0], "task": [0, 0], "y": [0, None]}), {},
@@ -263,8 +264,8 @@ def test_read_csv_size_limit(source, tmp_path):
     ("  \n\n", r"the CSV data is empty"),
     ("x0,y\n1.0,0\n", r"task='task' is not a column of the table; columns are \['x0', 'y'\]"),
     ("x0,task\n1.0,0\n", r"target='y' is not a column of the table"),
-    ("x0,x1,task,y\n1.0,abc,0,1\n", r"feature columns must be numeric; \['x1'\] are not "
-                                    r"\(first value 'abc'\)"),
+    ("x0,x1,task,y\n1.0,abc,0,1\n", r"feature columns must be numeric; \['x1'\] are not: "
+                                    r"column 'x1', row 1 under the header, holds 'abc'"),
     ("x0,task,y\n1.0,0,1\n2.0,0,1,5,6\n", r"the CSV data could not be parsed"),
     ("x0,task,y\n", r"the table has no rows \(only a header\?\); got 0 rows with columns "
                      r"\['x0', 'task', 'y'\]"),
@@ -273,6 +274,29 @@ def test_read_csv_size_limit(source, tmp_path):
 def test_read_csv_malformed(text, message):
     with pytest.raises(ValueError, match=message):
         read_csv(io.StringIO(text))
+
+
+def test_a_malformed_csv_names_the_column_the_row_and_the_offending_value():
+    """A teacher's file with one bad cell: the message quotes "hello", not the column's
+    first (valid) value, and says where it is; a missing cell above it does not count."""
+    data = make_task_family(n_samples_per_task=5, random_state=0)
+    lines = data.to_csv().splitlines()            # the JSON line, the header, the rows
+    first = lines[2].split(",")
+    first[1] = ""                                  # row 1: x1 missing
+    lines[2] = ",".join(first)
+    bad = lines[6].split(",")
+    bad[1] = "hello"                               # row 5: x1 is text
+    lines[6] = ",".join(bad)
+    with pytest.raises(ValueError) as error:
+        read_csv("\n".join(lines) + "\n")
+    message = str(error.value)
+    assert message == ("feature columns must be numeric; ['x1'] are not: column 'x1', row 5 "
+                       "under the header, holds 'hello'.")
+    frame = pd.DataFrame({"x": [1.5, 2.5, 3.5], "f": ["0.1", "0.2", "n/a"],
+                          "task": [0, 0, 1], "y": [0, 1, 1]})
+    with pytest.raises(ValueError, match=r"\['f'\] are not: column 'f', row 3 under the "
+                                         r"header, holds 'n/a'"):
+        MultiTaskDataset.from_frame(frame)
 
 
 def test_read_csv_bad_argument():

@@ -323,10 +323,8 @@ class MultiTaskDataset:
         for arg, cols in (("feature", features), ("task feature", task_features)):
             non_numeric = [c for c in cols if not pd.api.types.is_numeric_dtype(df[c])]
             if non_numeric:
-                raise ValueError(
-                    f"{arg} columns must be numeric; {non_numeric[:5]} are not (first value "
-                    f"{df[non_numeric[0]].iloc[0]!r})."
-                )
+                raise ValueError(f"{arg} columns must be numeric; {non_numeric[:5]} are not: "
+                                 f"{_first_non_number(df[non_numeric[0]])}.")
         raw_task = df[task]
         if raw_task.isna().any():
             raise ValueError(f"task column {task!r} has missing values.")
@@ -424,6 +422,26 @@ def check_task_ids_in_range(tasks: np.ndarray, n_tasks: int) -> np.ndarray:
     if tasks.dtype.kind not in "iu" or tasks.min() < 0 or tasks.max() >= n_tasks:
         raise ValueError(f"tasks must be integer ids in 0..{n_tasks - 1}; got {tasks.tolist()}.")
     return tasks.astype(np.intp)
+
+
+def _first_non_number(column: pd.Series) -> str:
+    """Where a column that should hold numbers does not: its name, the first row whose
+    value is not a number (counted from 1, the header not counted: row 1 is the first line
+    under a CSV's header) and that value.
+
+    >>> _first_non_number(pd.Series(["-0.05", "1e3", None, "hello", "x"], name="x1"))
+    "column 'x1', row 4 under the header, holds 'hello'"
+    """
+    values = column.reset_index(drop=True)
+    parsed = pd.to_numeric(values.map(lambda v: v if np.ndim(v) == 0 else None),
+                           errors="coerce")
+    bad = np.flatnonzero(parsed.isna().to_numpy() & values.notna().to_numpy())
+    if bad.size:
+        return (f"column {str(column.name)!r}, row {bad[0] + 1} under the header, holds "
+                f"{values[bad[0]]!r}")
+    first = values.dropna()
+    return (f"column {str(column.name)!r} holds numbers stored as {column.dtype} (first "
+            f"value {first.iloc[0] if len(first) else None!r})")
 
 
 def _read_header(data: bytes) -> tuple[dict, bytes]:
