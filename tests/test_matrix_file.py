@@ -47,7 +47,10 @@ def test_named_rows_and_columns_are_put_in_the_data_order():
     (npy(np.eye(2)), "m.npy", r"a 3 x 3 matrix \(tasks x tasks of the current data\) "
                               r"expected; got shape 2 x 2"),
     (b"1,2,3\n4,5,6\n", "m.csv", "got shape 2 x 3"),
-    (b"1,2,3\n4,x,6\n7,8,9\n", "m.csv", "every entry must be a finite number; 1 are not"),
+    (b"1,2,3\n4,hello,6\n7,8,9\n", "m.csv",
+     "every entry must be a finite number; 1 are not: row 2, column 2 holds 'hello'"),
+    (b",T0 base,T1 related,T2 negated\nT0 base,1,2,3\nT2 negated,7,,inf\nT1 related,4,5,6\n",
+     "m.csv", "2 are not: row 'T2 negated', column 'T1 related' is empty"),
     (npy(np.array([[1, np.nan, 0]] * 3)), "m.npy", "every entry must be a finite number"),
     (npy(np.array([["a"] * 3] * 3)), "m.npy", "numbers expected"),
     (npy(np.array([[{}] * 3] * 3, dtype=object)), "m.npy", "not a readable .npy"),

@@ -56,13 +56,24 @@ def _read_csv(raw: bytes, names: list[str]) -> np.ndarray:
     header = not _numeric(frame.iloc[0, 1:].fillna("0")) or pd.isna(frame.iloc[0, 0])
     if header:
         frame = frame.iloc[1:].set_axis(frame.iloc[0].fillna("").tolist(), axis=1)
-    if not _numeric(frame.iloc[:, 0].fillna("x")) or (header and frame.columns[0] == ""):
+    named_rows = not _numeric(frame.iloc[:, 0].fillna("x")) or (header and frame.columns[0] == "")
+    if named_rows:
         frame = frame.set_index(frame.columns[0])
         frame.index.name = None
         frame = _in_task_order(frame, names, "rows")
     if header:
         frame = _in_task_order(frame, names, "columns")
     values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any() and values.shape == (len(names), len(names)):
+        i, j = np.argwhere(bad)[0]
+        cell = frame.iat[i, j]
+        row = f"row {str(frame.index[i]).strip()!r}" if named_rows else f"row {i + 1}"
+        column = (f"column {str(frame.columns[j]).strip()!r}" if header
+                  else f"column {j + 1}")
+        holds = "is empty" if pd.isna(cell) else f"holds {str(cell).strip()!r}"
+        raise ValueError(f"matrix file: every entry must be a finite number; "
+                         f"{int(bad.sum())} are not: {row}, {column} {holds}.")
     return values
 
 
