@@ -325,7 +325,9 @@ def test_to_html_writes_a_standalone_offline_report(regression_data, tmp_path):
     text = path.read_text(encoding="utf-8")
     assert re.findall(r"<script[^>]*\bsrc\s*=", text) == []
     assert re.findall(r"<link[^>]*>", text) == []
-    assert result.table_html() in text               # the table
+    from explorer.viz.comparison import page_table_html
+
+    assert page_table_html(result) in text           # the table, as the page shows it
     assert text.count("<div class=\"figure\">") == 3   # bars, A vs B, the matrices
     assert "Bokeh" in text and "l21 &lt;i&gt;" in text and "l21 <i>" not in text
     layout = result.plot(a="l21 <i>", b="ridge")

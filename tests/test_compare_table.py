@@ -12,7 +12,7 @@ from test_compare import constructed_result
 from explorer.app.comparison import TABLE_CSS
 from explorer.app.pages.compare import best_on_average
 from explorer.compare import ComparisonResult
-from explorer.viz.comparison import CLEAR_MARK, clearly_best, page_table_html
+from explorer.viz.comparison import CLEAR_MARK, clearly_best, page_table_html, report_html
 
 BEST = [0.10, 0.12, 0.11, 0.13, 0.09, 0.12]
 TIE = [0.11, 0.11, 0.13, 0.12, 0.10, 0.12]       # a slightly worse mean, not significant
@@ -71,6 +71,22 @@ def test_with_few_trials_and_close_methods_nothing_is_marked():
     assert result.best()["T0"].sum() >= 2                      # the paper's marking: ties
     assert set(clearly_best(result)) == {None}
     assert "clear-best" not in page_table_html(result)
+
+
+def test_the_report_marks_best_as_the_page_does():
+    """One marking: the downloaded report's table is the page's, a close call unmarked in
+    both (the papers' "best or not significantly worse" would mark both of T1's methods)."""
+    result = _tasks({"T0 clear": {"a": BEST, "b": LOSER},
+                     "T1 close": {"a": BEST, "b": TIE}})
+    assert result.best()["T1 close"].all()                    # the papers' marking: a tie
+    page = page_table_html(result)
+    report = report_html(result)
+    assert page in report
+    table = report.split('<table class="mtl-compare')[1].split("</table>")[0]
+    assert table.count("clear-best") == 2 and table.count(CLEAR_MARK) == 2  # average, T0
+    assert report.count('<table class="mtl-compare') == 1      # no second table, other marks
+    assert 'class="best"' not in report and "<strong>" not in report
+    assert "td.clear-best { background: #1f4e9c" in " ".join(report.split())
 
 
 def test_the_mark_reads_on_a_projector():

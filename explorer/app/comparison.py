@@ -23,30 +23,15 @@ from explorer.app.export import fresh_curdoc
 from explorer.compare import compare
 from explorer.data.validation import TRUTH_SPEC
 from explorer.viz.comparison import (
+    TABLE_CSS,
     bokeh_model,
     comparison_plot,
     page_table_html,
     relationship_plot,
 )
 
-__all__ = ["ComparisonOutcome", "ComparisonResults", "run_comparison", "truth_matrices"]
-
-TABLE_CSS = """
-table.mtl-compare { border-collapse: collapse; font-size: 14px; }
-p.mtl-caption { font-size: 13px; color: #444; margin: 4px 0 0; }
-table.mtl-compare th, table.mtl-compare td { border-bottom: 1px solid #ddd;
-  padding: 4px 8px; text-align: right; vertical-align: top; white-space: nowrap; }
-table.mtl-compare th { white-space: normal; min-width: 4.5em; max-width: 6.5em; }
-table.mtl-compare tbody th, table.mtl-compare thead th:first-child { text-align: left;
-  min-width: 7em; max-width: 9em; }
-table.mtl-compare .spread { display: block; font-size: 12px; color: #444; }
-table.mtl-compare .average { border-left: 2px solid #444; border-right: 2px solid #444;
-  background: #f2f2f2; font-weight: 600; }
-table.mtl-compare td.clear-best { background: #1f4e9c; color: #ffffff; font-weight: 700; }
-table.mtl-compare td.clear-best .spread { color: #ffffff; }
-table.mtl-compare td.clear-best .star { font-size: 16px; }
-"""
-
+__all__ = ["ComparisonOutcome", "ComparisonResults", "run_comparison", "truth_matrices",
+           "TABLE_CSS"]
 
 def truth_matrices(dataset) -> dict[str, np.ndarray]:
     """The data's 2-D truth that a method's task matrices are read against: task x task

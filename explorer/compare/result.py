@@ -297,9 +297,11 @@ class ComparisonResult:
                 truth=None) -> str | None:
         """HTML: the table alone, or the standalone report (table + plots, Bokeh inline).
 
-        ``to_html()`` returns the table (:meth:`table_html`); ``to_html(path)`` writes the
-        standalone report (:func:`explorer.viz.comparison.report_html`) to ``path`` and
-        returns None; ``to_html(report=True)`` returns the report. ``truth``: 2-D truth
+        ``to_html()`` returns the table (:meth:`table_html`, the papers' marking);
+        ``to_html(path)`` writes the standalone report
+        (:func:`explorer.viz.comparison.report_html`, whose tables are the Compare page's:
+        only a column's clear winner marked) to ``path`` and returns None;
+        ``to_html(report=True)`` returns the report. ``truth``: 2-D truth
         matrices (key -> array, e.g. ``{"task_relation": dataset.truth["task_relation"]}``)
         drawn beside the learned task matrices in the report.
         """

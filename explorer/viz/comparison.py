@@ -10,7 +10,8 @@ HTML report. HoloViews for the composed static plots; no Panel.
   JavaScript inline (it opens offline, from a file or an e-mail);
 * :func:`page_table_html`: the table as the app shows it, read on a projector: the average
   first, narrow columns, and a strong mark only on a column's clear winner
-  (:func:`clearly_best`).
+  (:func:`clearly_best`). The report's tables are the same tables, so the page and the
+  report mark "best" the same way.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .standalone import standalone_html
 
 __all__ = ["bar_plot", "bokeh_model", "clearly_best", "comparison_plot", "page_table_html",
            "pair_frame", "pair_plot", "relationship_plot", "report_html", "MAX_BAR_PANELS",
-           "MAX_MATRICES", "CLEAR_MARK"]
+           "MAX_MATRICES", "CLEAR_MARK", "TABLE_CSS"]
 
 #: Task panels drawn at most (the average always is): a picture of 200 tasks reads as noise.
 MAX_BAR_PANELS = 16
@@ -226,16 +227,27 @@ def relationship_plot(result, *, truth=None, size: int = 240, limit: int = MAX_M
     return hv.Layout(panels).cols(3) if panels else None
 
 
-#: The report's own styles (tables, settings).
+#: The styles of :func:`page_table_html`'s table (the Compare page's and the report's).
+TABLE_CSS = """
+table.mtl-compare { border-collapse: collapse; font-size: 14px; }
+p.mtl-caption { font-size: 13px; color: #444; margin: 4px 0 0; }
+table.mtl-compare th, table.mtl-compare td { border-bottom: 1px solid #ddd;
+  padding: 4px 8px; text-align: right; vertical-align: top; white-space: nowrap; }
+table.mtl-compare th { white-space: normal; min-width: 4.5em; max-width: 6.5em; }
+table.mtl-compare tbody th, table.mtl-compare thead th:first-child { text-align: left;
+  min-width: 7em; max-width: 9em; }
+table.mtl-compare .spread { display: block; font-size: 12px; color: #444; }
+table.mtl-compare .average { border-left: 2px solid #444; border-right: 2px solid #444;
+  background: #f2f2f2; font-weight: 600; }
+table.mtl-compare td.clear-best { background: #1f4e9c; color: #ffffff; font-weight: 700; }
+table.mtl-compare td.clear-best .spread { color: #ffffff; }
+table.mtl-compare td.clear-best .star { font-size: 16px; }
+"""
+
+#: The report's own styles (the page, the settings), besides :data:`TABLE_CSS`.
 REPORT_CSS = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
-table.mtl-compare { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-table.mtl-compare caption { caption-side: bottom; text-align: left; font-size: 0.9em;
-  color: #555; padding-top: 0.4em; }
-table.mtl-compare th, table.mtl-compare td { border-bottom: 1px solid #ddd;
-  padding: 0.3em 0.8em; text-align: right; }
-table.mtl-compare th:first-child { text-align: left; }
-table.mtl-compare td.best { background: #eef5ff; }
+p.mtl-caption { margin-bottom: 1.5em; }
 dl.settings { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dl.settings dt { font-weight: 600; }
 """
@@ -252,7 +264,11 @@ def _settings_html(result) -> str:
 def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: float = 0.05,
                 title: str = "MTL Explorer: comparison", truth=None) -> str:
     """The standalone report: settings, one table per recorded metric (``metric`` first),
-    the bars and A-vs-B scatter of ``metric``, the averaged task matrices."""
+    the bars and A-vs-B scatter of ``metric``, the averaged task matrices.
+
+    The tables are the Compare page's (:func:`page_table_html`): a column's clear winner
+    (:func:`clearly_best`) is the one marked, as on the page.
+    """
     metric = result.metrics[0] if metric is None else metric
     metrics = [metric, *[m for m in result.metrics if m != metric]]
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -261,7 +277,7 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
                  _settings_html(result)]
     for name in metrics:
         fragments += [f"<h2>{html.escape(name)}</h2>",
-                      result.table_html(name, digits=digits, alpha=alpha)]
+                      page_table_html(result, name, digits=digits, alpha=alpha)]
     blocks: list = [*fragments, f"<h2>{html.escape(metric)} per task</h2>",
                     bokeh_model(bar_plot(result, metric))]
     if len(result.methods) >= 2:
@@ -275,7 +291,7 @@ def report_html(result, *, metric: str | None = None, digits: int = 3, alpha: fl
         blocks += ["<h2>Task relationships (each method's, averaged over the trials"
                    + (", beside the truth" if truth else "") + ")</h2>",
                    bokeh_model(matrices)]
-    return standalone_html(blocks, title, REPORT_CSS)
+    return standalone_html(blocks, title, TABLE_CSS + REPORT_CSS)
 
 
 #: The mark of a column's clear winner in :func:`page_table_html` (with a filled cell).
