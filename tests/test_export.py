@@ -36,3 +36,73 @@ def test_a_themed_figure_exports_without_the_servers_style_sheets():
     page = figures_html([themed], "a page")
     assert "static/extensions" not in page and "data:text/css," in page
     assert themed.stylesheets[0].url.startswith("static/")   # the live figure keeps its own
+
+
+def _docs(page: str) -> list[dict]:
+    """The figures (Bokeh's serialised roots) of an exported page."""
+    import json
+    import re
+
+    text = re.search(r"const docs_json = '(.*?)';\n", page).group(1)
+    docs = json.loads(text.encode().decode("unicode_escape"))
+    return [root for doc in docs.values() for root in doc["roots"]]
+
+
+def _references(node, found: dict) -> dict:
+    """Every serialised model under ``node``, by id (a reference elsewhere is {"id": ...})."""
+    if isinstance(node, dict):
+        if node.get("type") == "object" and "attributes" in node:
+            found[node["id"]] = node
+        for value in node.values():
+            _references(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _references(value, found)
+    return found
+
+
+def test_the_truth_has_row_labels_and_the_agreement_its_text_in_the_file():
+    """On the page the truth sits level with the estimate, whose task names label both, and
+    the agreement is a caption beside them; in the file, figures one under another, the
+    truth carries its own row labels and the agreement text follows the pair. The live
+    figures (and the session that holds them) are not changed by the export."""
+    from bokeh.layouts import row
+
+    from explorer.data import make_task_family
+    from explorer.models.base import Snapshot
+    from explorer.viz.live import EstimateTruthView
+
+    data = make_task_family(("related", "negated", "unrelated"), random_state=0)
+    names = [str(n) for n in data.task_names]
+    view = EstimateTruthView("similarity", "Learned similarity", "task_relation",
+                             "True task relation")
+    view.set_data(data)
+    estimate = 0.8 * data.truth["task_relation"] + 0.05
+    view.update(Snapshot(step=1, matrices={"similarity": estimate}))
+    caption = view.caption.text
+    assert caption.startswith("<b>Agreement with the truth</b>: sign right on")
+    session = Document()
+    session.add_root(row(*view.figures))
+    changes = []
+    session.on_change(changes.append)
+    truth_axis = view.truth.heatmap.figure.yaxis[0]
+    assert truth_axis.visible is False                    # on the page: labelled beside
+
+    page = figures_html([view, figure(title="errors")], "a page")
+
+    roots = _docs(page)
+    titles = [_references(r, {})[r["attributes"]["title"]["id"]]["attributes"]["text"]
+              for r in roots]
+    assert titles == ["Learned similarity", "True task relation", "errors"]
+    truth = roots[1]
+    models = _references(truth, {})
+    left = truth["attributes"]["left"][0]
+    axis = models[left["id"]]["attributes"]
+    assert axis.get("visible", True) is True               # the truth's rows are labelled
+    y_range = models[truth["attributes"]["y_range"]["id"]]["attributes"]
+    assert sorted(y_range["factors"]) == sorted(names)
+    body = page.rsplit("</head>\n<body>", 1)[1]
+    assert f'<p class="caption">{caption}</p>' in body     # the agreement, as on the page
+    assert body.index('<p class="caption">') < body.rindex('<div class="figure">')  # errors
+    assert truth_axis.visible is False and changes == []   # the live page untouched
+    assert truth_axis.document is session

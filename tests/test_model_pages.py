@@ -357,6 +357,11 @@ def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug, c
     html_file = page.tools._figures_file().getvalue()
     assert html_file.startswith("<!DOCTYPE html>") and "Bokeh" in html_file
     assert "cdn.bokeh.org" not in html_file                 # inline: opens offline
+    for view in page.views:   # each caption (the agreement with the truth) under its figures
+        caption = getattr(getattr(view, "caption", None), "text", "")
+        assert not caption or f'<p class="caption">{caption}</p>' in html_file, slug
+    if any(hasattr(view, "truth") for view in page.views):
+        assert "Agreement with the truth" in html_file, slug
 
 
 def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit():

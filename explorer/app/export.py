@@ -3,7 +3,8 @@
 * :func:`dataset_code`: the Python expression that builds the session's data set;
 * :func:`savable`: a figure's PNG download (Bokeh's save tool, its toolbar shown on hover);
 * :func:`figures_html`: a page's figures as one standalone HTML file (Bokeh inline: it opens
-  offline, from a file or an e-mail);
+  offline, from a file or an e-mail), each view's caption under its figures and every figure
+  with its own labels;
 * :func:`results_csv`: a fit's numbers as one tidy CSV (the per-task test errors and the
   learned task matrices, one value a row);
 * :class:`PageTools`: the row of "Show code", "Figures (HTML)" and "Results (CSV)" a page puts
@@ -146,20 +147,70 @@ def fresh_curdoc():
         yield
 
 
-def figures_html(figures: Sequence, title: str) -> str:
-    """One standalone HTML document of ``figures`` (Bokeh models), JavaScript inline, nothing
-    to fetch (:func:`explorer.viz.standalone.standalone_html`).
+#: The file's styles: a caption under its figures, as on the page.
+FIGURES_CSS = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+p.caption { font-size: 15px; line-height: 1.35; max-width: 48em; margin: 0.3em 0 1.5em; }
+"""
 
-    The figures may belong to a live session's document: Bokeh serialises them in a
-    temporary document of their own and leaves the session's untouched.
+
+def _blocks(items: Sequence) -> tuple[list, list]:
+    """The file's blocks (shown Bokeh models and HTML text, in order) and the axes to show
+    in it, from ``items``: live views (:meth:`LiveView.export_blocks`), Bokeh models or HTML
+    strings."""
+    blocks, axes = [], []
+    for item in items:
+        if hasattr(item, "export_blocks"):
+            blocks += item.export_blocks()
+            axes += item.axes_labelled_beside()
+        elif item is not None:
+            blocks.append(item)
+    shown = [b for b in blocks if isinstance(b, str) or getattr(b, "visible", True)]
+    return shown, axes
+
+
+@contextmanager
+def _axes_shown(models: list, axes: list):
+    """``axes`` visible while ``models`` are serialised, the live ones untouched: the models
+    sit in a temporary document meanwhile (Bokeh's ``OutputDocumentFor(always_new=True)``),
+    so the change reaches no session, and the axes are hidden again before they leave it."""
+    if not axes:
+        yield
+        return
+    from bokeh.embed.util import OutputDocumentFor
+
+    with OutputDocumentFor(models, always_new=True) as document:
+        # only the axes of figures in the file: any other is still in a session's document
+        hidden = [axis for axis in axes
+                  if not axis.visible and document.get_model_by_id(axis.id) is axis]
+        for axis in hidden:
+            axis.visible = True
+        try:
+            yield
+        finally:
+            for axis in hidden:
+                axis.visible = False
+
+
+def figures_html(items: Sequence, title: str) -> str:
+    """One standalone HTML document of a page's figures, JavaScript inline, nothing to fetch
+    (:func:`explorer.viz.standalone.standalone_html`).
+
+    ``items``: live views (each gives its figures, then its caption, as
+    :meth:`explorer.viz.live.LiveView.export_blocks` says), Bokeh models or HTML strings.
+    The figures stand one under another, so an axis a view hides on the page because the
+    figure beside carries its labels (the truth's task names, level with the estimate's) is
+    shown in the file. The figures may belong to a live session's document: Bokeh
+    serialises them in a temporary document of their own and leaves the session's untouched.
     """
-    figures = [fig for fig in figures if fig is not None and fig.visible]
-    if not figures:
+    blocks, axes = _blocks(items)
+    models = [block for block in blocks if not isinstance(block, str)]
+    if not models:
         return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
                 f"{html.escape(title)}</title></head><body><p>Nothing drawn yet.</p>"
                 "</body></html>")
-    with fresh_curdoc():
-        return standalone_html(figures, title)
+    with fresh_curdoc(), _axes_shown(models, axes):
+        return standalone_html(blocks, title, FIGURES_CSS)
 
 
 class PageTools(pn.viewable.Viewer):
@@ -171,8 +222,9 @@ class PageTools(pn.viewable.Viewer):
         Names the downloaded files (``<slug>-figures.html``, ``<slug>-results.csv``).
     code : callable () -> str
         The Python that reproduces what the page shows (read when the code is shown).
-    figures : callable () -> list of Bokeh models
-        The page's figures, in order.
+    figures : callable () -> list
+        The page's figures, in order: live views (their figures and captions), Bokeh models
+        or HTML strings (see :func:`figures_html`).
     results : callable () -> str or None, optional
         The page's results as CSV text (None: nothing to download yet); without it there is
         no CSV button. Called only when the user downloads.

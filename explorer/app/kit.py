@@ -347,7 +347,9 @@ class ModelPageView(pn.viewable.Viewer):
         # the per-task errors join the settings with the first fit's (:meth:`_sync_figures`)
         self._settings_column = pn.Column(self.form, width=300, margin=0)
         self._errors_shown: dict[str, np.ndarray] | None = None
-        self.tools = PageTools(page.slug, self.code, self._figures, self._results_csv,
+        # Figures (HTML): each view's figures and caption (the agreement), then the errors
+        self.tools = PageTools(page.slug, self.code, lambda: [*self.views, self.errors.figure],
+                               self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
         self._kernel_work = None
         from explorer.app.matrix_upload import YourMatrixPanel  # (it builds on PagePanel)

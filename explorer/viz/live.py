@@ -549,6 +549,19 @@ class LiveView:
     def on_tap(self, callback) -> None:
         raise TypeError(f"{type(self).__name__} has nothing to tap.")
 
+    def export_blocks(self) -> list:
+        """What a page's "Figures (HTML)" file holds of this view, in order: its figures
+        (Bokeh models), then its caption's text (trusted HTML) when it has one (the
+        agreement with the truth, say)."""
+        caption = getattr(self, "caption", None)
+        text = getattr(caption, "text", "")
+        return [*self.figures, *([f'<p class="caption">{text}</p>'] if text else [])]
+
+    def axes_labelled_beside(self) -> list:
+        """Axes hidden on the page because the figure beside carries their labels (the same
+        names, level with them); in a file of figures one under another they are shown."""
+        return []
+
 
 def _names(dataset, axis: str) -> list[str]:
     return [str(n) for n in (dataset.task_names if axis == "tasks" else dataset.feature_names)]
@@ -713,6 +726,9 @@ class EstimateTruthView(LiveView):
                               what="pairs" if self.entries == "off-diagonal" else "coefficients")
         if text != self.caption.text:
             self.caption.text = text
+
+    def axes_labelled_beside(self) -> list:
+        return list(self.truth.heatmap.figure.yaxis)   # the estimate's row names
 
     def clear(self) -> None:
         self.estimate.clear()
