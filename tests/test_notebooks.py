@@ -52,6 +52,16 @@ def _text(nb) -> str:
     return "\n".join(parts)
 
 
+def _warnings(nb) -> list[str]:
+    """Every warning the executed notebook printed into its outputs (stderr streams that
+    say "Warning" or "WARNING": Python's warnings, param's and Bokeh's log lines), with
+    the cell it came from."""
+    return [f"cell {index}: {out['text'].strip()}"
+            for index, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
+            if out["output_type"] == "stream" and out["name"] == "stderr"
+            and re.search(r"Warning|WARNING", out["text"])]
+
+
 def _number(pattern: str, text: str) -> tuple[float, ...]:
     match = re.search(pattern, text)
     assert match, f"no line matching {pattern!r} in the notebook output:\n{text}"
@@ -168,6 +178,8 @@ def test_notebook_runs(path, tmp_path):
     with client.setup_kernel(env=env, cleanup_kc=True):
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)  # raises CellExecutionError on any error
+    warned = _warnings(nb)
+    assert not warned, f"{path.name} printed warnings into its outputs:\n" + "\n".join(warned)
     check = CHECKS.get(path.name[:2])
     if check is not None:
         check(_text(nb))

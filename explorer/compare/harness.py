@@ -404,7 +404,8 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
         The cluster (or its scheduler address) for ``backend="dask"``; default: the
         current default client.
     progress : bool
-        A tqdm bar on stderr.
+        A tqdm bar on stderr (text, in a notebook too: ``tqdm.auto`` would warn into the
+        cell's output wherever ipywidgets is missing, even with the bar switched off).
     callback : callable(done, total), optional
         Called after each finished (trial, method) job, in the calling thread.
     should_stop : callable() -> bool, optional
@@ -459,7 +460,7 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
             for trial in range(n_trials) for method, estimator in estimators.items()]
     total = len(jobs)
     results: list[JobResult | JobFailure] = []
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     with tqdm(total=total, disable=not progress, desc="compare", unit="fit",
               leave=False) as bar:
