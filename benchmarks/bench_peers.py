@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from explorer.models import L21MTFL, ColumnGroupMTL, RobustMTFL  # noqa: E402
 from explorer.solvers import warm_up  # noqa: E402
 from explorer.solvers.multitask_least_squares import StackedTasks  # noqa: E402
+from explorer.solvers.penalties import RowGroups  # noqa: E402
 
 L21_SIZES = [(200, 500, 10, "normal"), (500, 1000, 20, "strong"),
              (1000, 2000, 30, "strong"), (2000, 5000, 50, "normal")]
@@ -142,7 +143,7 @@ def l21_rows(repeat, quick):
             from explorer.solvers.block_cd import block_cd_steps
 
             data._grad_at_zero = None  # paid on every fit, as in ``fit``
-            for step in block_cd_steps(data, ("rows",), [2 * alpha / m], np.zeros((d, m)),
+            for step in block_cd_steps(data, RowGroups(2 * alpha / m), np.zeros((d, m)),
                                        tol=tol):
                 if step.converged:
                     return step
@@ -206,7 +207,7 @@ def rmtfl_rows(repeat):
         if paper:  # Sec. 6.1: normalised (Eq. 1), centred, the default penalties
             data = StackedTasks(ds.X, ds.y, ds.task, m)
             X, y, task = data.X, data.y, data.row_task
-            l1 = 0.2 * data.lambda_max_rows()
+            l1 = 0.2 * RowGroups.lambda_max(data.grad_at_zero())
             l2 = 1.15 * np.sqrt(d / m) * l1
         else:
             X, y, task = ds.X, ds.y, ds.task

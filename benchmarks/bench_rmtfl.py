@@ -20,6 +20,7 @@ from sklearn.linear_model import MultiTaskLasso  # noqa: E402
 from explorer.data.synthetic import make_outlier_tasks  # noqa: E402
 from explorer.models import L21MTFL, RMTL, RegularizedMTL, RobustMTFL  # noqa: E402
 from explorer.solvers.multitask_least_squares import StackedTasks  # noqa: E402
+from explorer.solvers.penalties import BlockSum, ColumnGroups, RowGroups  # noqa: E402
 from explorer.solvers.proximal_gradient import proximal_gradient_steps  # noqa: E402
 from explorer.solvers.regularized_mtl import RegularizedMTLProblem  # noqa: E402
 from explorer.solvers.stacked_fista import stacked_fista_steps, warm_up  # noqa: E402
@@ -53,9 +54,10 @@ def fit_over_bare(repeat=5):
 
         def bare_rmtfl():
             stacked = StackedTasks(X, y, task, 30)
-            lams = (0.2 * stacked.lambda_max_rows(), est.lambda_columns_)
+            penalty = BlockSum(RowGroups(0.2 * RowGroups.lambda_max(stacked.grad_at_zero())),
+                               ColumnGroups(est.lambda_columns_))
             x0 = np.zeros((stacked.d, 2 * stacked.m))
-            for step in stacked_fista_steps(stacked, ("rows", "columns"), lams, x0,
+            for step in stacked_fista_steps(stacked, penalty, x0,
                                             lipschitz=stacked.lipschitz_lower_bound()):
                 if step.iteration >= n_iter:
                     return step

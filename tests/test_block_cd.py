@@ -7,8 +7,16 @@ import pytest
 from sklearn.linear_model import MultiTaskLasso
 
 from explorer.models import L21MTFL, ColumnGroupMTL, MultiTaskLassoL1, RobustMTFL, TwoStageRMTFL
-from explorer.solvers.block_cd import block_cd_steps, relative_duality_gap
+from explorer.solvers.block_cd import block_cd_steps, handles, relative_duality_gap
 from explorer.solvers.multitask_least_squares import StackedTasks
+from explorer.solvers.penalties import (
+    BlockSum,
+    ColumnGroups,
+    Lasso,
+    Ridge,
+    RowGroups,
+    TraceNorm,
+)
 
 
 def _tasks(seed=0, m=4, d=12, sizes=(9, 14, 7, 20)):
@@ -118,8 +126,8 @@ def test_duality_gap_bounds_the_suboptimality():
     assert F - optimum <= fista.dual_gap_ * F + 1e-14
     data = StackedTasks(X, y, task, 4)
     x = np.hstack([exact.P_ * data.scale, exact.Q_ * data.scale])
-    gap = relative_duality_gap(data, ("rows", "columns"), (exact.lambda_rows_,
-                                                           exact.lambda_columns_), x)
+    gap = relative_duality_gap(data, BlockSum(RowGroups(exact.lambda_rows_),
+                                              ColumnGroups(exact.lambda_columns_)), x)
     assert 0 <= gap <= 1e-10
 
 
@@ -146,8 +154,8 @@ def test_fit_iter_one_snapshot_per_sweep_with_the_contract_keys():
 def test_screening_keeps_zero_groups_zero_and_counts_only_the_working_set():
     X, y, task = _tasks(4, d=30)
     data = StackedTasks(X, y, task, 4)
-    lam = 0.5 * data.lambda_max_rows()
-    steps = block_cd_steps(data, ("rows",), [lam], np.zeros((30, 4)), tol=1e-10)
+    lam = 0.5 * RowGroups.lambda_max(data.grad_at_zero())
+    steps = block_cd_steps(data, RowGroups(lam), np.zeros((30, 4)), tol=1e-10)
     for step in steps:
         if step.converged:
             break
@@ -236,3 +244,30 @@ def test_fit_shared_holds_one_working_copy_of_the_design():
         tracemalloc.stop()
     assert est.solver_ == "bcd"
     assert peak < 1.5 * X.nbytes
+
+
+def test_block_cd_handles_the_group_penalties_only():
+    assert handles([RowGroups]) and handles([ColumnGroups]) and handles([Lasso])
+    assert handles(BlockSum(RowGroups(1.0), ColumnGroups(1.0)))
+    assert handles([Lasso, ColumnGroups])            # rows of one block, columns of another
+    assert not handles([Ridge]) and not handles([TraceNorm, ColumnGroups])
+    assert not handles([RowGroups, Lasso])            # two blocks visited by rows
+    assert not handles([])
+    data = StackedTasks(*_tasks(6), 4)
+    with pytest.raises(ValueError, match="group by group"):
+        next(block_cd_steps(data, BlockSum(Ridge(0.1)), np.zeros((12, 4)), tol=1e-8))
+    with pytest.raises(ValueError, match="positive"):
+        next(block_cd_steps(data, RowGroups(0.0), np.zeros((12, 4)), tol=1e-8))
+    # any such combination, e.g. lasso + column groups, reaches MFISTA's optimum
+    from explorer.solvers.stacked_fista import mfista_steps
+
+    penalty = BlockSum(Lasso(0.01), ColumnGroups(0.2))
+    for bcd in block_cd_steps(data, penalty, np.zeros((12, 8)), tol=1e-10):
+        if bcd.converged:
+            break
+    for fista in mfista_steps(data, penalty, np.zeros((12, 8)),
+                              lipschitz=data.lipschitz_lower_bound()):
+        if fista.iteration >= 20000:
+            break
+    assert bcd.objective == pytest.approx(fista.objective, rel=1e-8)
+    assert bcd.objective <= fista.objective * (1 + 1e-10)

@@ -116,6 +116,7 @@ def test_compiled_iteration_follows_the_generic_routine(penalties, batched, monk
     if not batched:
         monkeypatch.setattr(stacked_fista, "BATCH_MAX_ENTRIES", 0)
     from explorer.solvers.multitask_least_squares import StackedTasks
+    from explorer.solvers.penalties import BlockSum, ColumnGroups, Lasso, Ridge, RowGroups
     from explorer.solvers.proximal_operators import (
         column_norms,
         prox_columns,
@@ -157,8 +158,9 @@ def test_compiled_iteration_follows_the_generic_routine(penalties, batched, monk
     lipschitz = data.lipschitz_lower_bound()
     generic = proximal_gradient_steps(np.zeros((d, k * m)), smooth, prox, penalty,
                                       lipschitz=lipschitz)
-    compiled = stacked_fista_steps(data, penalties, lams, np.zeros((d, k * m)),
-                                   lipschitz=lipschitz)
+    kinds = {"rows": RowGroups, "columns": ColumnGroups, "l1": Lasso, "ridge": Ridge}
+    penalty = BlockSum(*(kinds[p](lam) for p, lam in zip(penalties, lams, strict=True)))
+    compiled = stacked_fista_steps(data, penalty, np.zeros((d, k * m)), lipschitz=lipschitz)
     kept = []
     for _ in range(60):
         a, b = next(generic), next(compiled)

@@ -39,7 +39,9 @@ of lambda_max(Q).
 Baselines on the same solver (one routine, different proximal operators): ridge, lasso
 (L1), L2,1 ("MTFL", Q = 0), the column-group model (P = 0), trace-norm regression, RMTL
 (Chen, Zhou & Ye 2011: low-rank L + column-sparse S, singular-value thresholding) and
-:class:`TwoStageRMTFL`.
+:class:`TwoStageRMTFL`. A model is its penalties: one class of
+:mod:`explorer.solvers.penalties` per block (``_penalty_types``), which the solvers ask for
+values, proximal steps, dual norms and ``lambda_max``.
 """
 
 from __future__ import annotations
@@ -51,18 +53,19 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..data.validation import check_multitask, check_shared_design
-from ..solvers.block_cd import block_cd_steps, relative_duality_gap
+from ..solvers.block_cd import block_cd_steps, handles, relative_duality_gap
 from ..solvers.multitask_least_squares import StackedTasks
-from ..solvers.proximal_gradient import proximal_gradient_steps
-from ..solvers.proximal_operators import (
-    column_norms,
-    prox_columns,
-    prox_l1,
-    prox_rows,
-    prox_trace,
-    row_norms,
+from ..solvers.penalties import (
+    BlockSum,
+    ColumnGroups,
+    Lasso,
+    Penalty,
+    Ridge,
+    RowGroups,
+    TraceNorm,
 )
-from ..solvers.stacked_fista import stacked_fista_steps
+from ..solvers.proximal_operators import column_norms, row_norms
+from ..solvers.stacked_fista import mfista_steps
 from .base import ConvergenceMonitor, LazyMapping, MultiTaskEstimator, Snapshot, n_tasks_of
 from .constraints import (
     BOOLEAN,
@@ -128,6 +131,14 @@ def _resolve(value, lambda_max: float, fraction: float) -> float:
     return fraction * lambda_max if isinstance(value, str) else float(value)
 
 
+def _keep_parameters(est, params: dict) -> None:
+    """scikit-learn's ``__init__``: every parameter stored as given (``params`` is the
+    ``__init__``'s ``locals()``; the signature is the declaration)."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(est, name, value)
+
+
 def _predict_linear(X, task, coef, intercept) -> np.ndarray:
     """``x^T w_t + b_t`` for each row (coef (d, m), intercept (m,))."""
     return np.einsum("ij,ji->i", X, coef[:, task]) + intercept[task]
@@ -139,9 +150,10 @@ class _StackedProxMTL(MultiTaskEstimator):
     The unknown is ``k`` blocks of shape (d, m) stored side by side, ``x = [B_1 | ... | B_k]``,
     and ``W = B_1 + ... + B_k`` (all on the normalised scale inside the solver). Subclasses
     set ``_penalties`` (the penalty parameter names, one per block, in block order),
+    ``_penalty_types`` (the :class:`~explorer.solvers.penalties.Penalty` class of each
+    block: the solver, ``lambda_max_`` and whether block CD applies follow from them) and
     ``_block_names`` (the fitted attribute of each block: ``"P"`` -> ``P_``; ``"W"`` means the
-    single block is ``coef_``) and implement ``_lambda_max(data)`` (dict keyed by penalty
-    name), ``_prox_blocks`` and ``_penalty_blocks``; ``_resolve_penalties`` may be overridden.
+    single block is ``coef_``); ``_resolve_penalties`` may be overridden.
 
     Fitted attributes are set once, when the solver stops; the snapshots hold references to
     the solver's iterates (never mutated after being yielded) and compute their matrices
@@ -149,13 +161,14 @@ class _StackedProxMTL(MultiTaskEstimator):
     """
 
     _penalties: tuple[str, ...] = ()
+    _penalty_types: tuple[type[Penalty], ...] = ()
     _block_names: tuple[str, ...] = ("W",)
-    #: The blocks' penalty kinds for the compiled iteration (:mod:`explorer.solvers.
-    #: stacked_fista`); None (trace norm) uses the generic proximal-gradient routine.
-    _penalty_kinds: tuple[str, ...] | None = None
-    #: Whether block coordinate descent (:mod:`explorer.solvers.block_cd`) solves the model
-    #: (the estimator then has a ``solver`` parameter).
-    _bcd: bool = False
+
+    @property
+    def _bcd(self) -> bool:
+        """Whether block coordinate descent (:mod:`explorer.solvers.block_cd`) solves the
+        model (the estimator then has a ``solver`` parameter)."""
+        return handles(self._penalty_types)
 
     def _use_bcd(self, data: StackedTasks, lams: tuple[float, ...]) -> bool:
         """Block coordinate descent or MFISTA for this fit (``solver``; "auto" rule below).
@@ -186,7 +199,7 @@ class _StackedProxMTL(MultiTaskEstimator):
             return False
         if solver == "bcd":
             return True
-        if self._penalty_kinds == ("columns",):
+        if self._penalty_types == (ColumnGroups,):
             return False
         if shared:
             return True
@@ -203,7 +216,10 @@ class _StackedProxMTL(MultiTaskEstimator):
                             shared_layout=layouts[1])
 
     def _lambda_max(self, data: StackedTasks) -> dict[str, float]:
-        raise NotImplementedError
+        """Each penalty's closed-form lambda_max (its dual norm of the gradient at 0)."""
+        G0 = data.grad_at_zero()
+        return {name: kind.lambda_max(G0)
+                for name, kind in zip(self._penalties, self._penalty_types, strict=True)}
 
     def _resolve_penalties(self, lambda_max: dict[str, float], data: StackedTasks
                            ) -> dict[str, float]:
@@ -212,11 +228,10 @@ class _StackedProxMTL(MultiTaskEstimator):
         return {name: _resolve(getattr(self, name), lambda_max[name], fraction[name])
                 for name in self._penalties}
 
-    def _prox_blocks(self, blocks, step, lams):
-        raise NotImplementedError
-
-    def _penalty_blocks(self, blocks, lams) -> float:
-        raise NotImplementedError
+    def _penalty(self, lams: tuple[float, ...]) -> BlockSum:
+        """The fit's penalty: one object per block, with its weight."""
+        return BlockSum(*(kind(lam) for kind, lam in zip(self._penalty_types, lams,
+                                                         strict=True)))
 
     def lambda_max(self, X, y, task) -> dict[str, float]:
         """Closed-form smallest value of each penalty that makes its block zero.
@@ -226,40 +241,6 @@ class _StackedProxMTL(MultiTaskEstimator):
         """
         X, y, task = check_multitask(X, y, task, kind="regression", who=type(self).__name__)
         return self._lambda_max(self._stack(X, y, task, n_tasks_of(task)))
-
-    def _problem(self, data: StackedTasks, lams: tuple[float, ...]):
-        """``(smooth, prox, penalty, value)`` closures of the stacked problem."""
-        m, k = data.m, len(self._block_names)
-
-        def split(x):
-            return [x[:, b * m:(b + 1) * m] for b in range(k)]
-
-        if k == 1:
-            def smooth(x):
-                return data.value_grad(x)
-
-            def prox(v, step):
-                return self._prox_blocks([v], step, lams)[0]
-
-            def penalty(x):
-                return self._penalty_blocks([x], lams)
-
-            return smooth, prox, penalty, data.value
-
-        def total(x):
-            return sum(split(x))
-
-        def smooth(x):
-            val, G = data.value_grad(total(x))
-            return val, np.tile(G, (1, k))
-
-        def prox(v, step):
-            return np.hstack(self._prox_blocks(split(v), step, lams))
-
-        def penalty(x):
-            return self._penalty_blocks(split(x), lams)
-
-        return smooth, prox, penalty, lambda x: data.value(total(x))
 
     def _initial(self, data: StackedTasks) -> np.ndarray:
         """Zeros, or with ``warm_start`` the previous solution mapped to this data's scale."""
@@ -305,21 +286,14 @@ class _StackedProxMTL(MultiTaskEstimator):
         lams = tuple(penalties[name] for name in self._penalties)
         monitor = ConvergenceMonitor(type(self).__name__, tol=float(self.tol),
                                      max_iter=int(self.max_iter))
+        penalty = self._penalty(lams)
         bcd = self._use_bcd(data, lams)
         if bcd:
             monitor.criterion = "relative duality gap"
-            steps = block_cd_steps(data, self._penalty_kinds, lams, self._initial(data),
-                                   tol=float(self.tol))
+            steps = block_cd_steps(data, penalty, self._initial(data), tol=float(self.tol))
         else:
-            lipschitz = max(data.lipschitz_lower_bound(), 1e-12)
-            # compiled iteration, except where one GEMM per product (shared design) is faster
-            if self._penalty_kinds is not None and data.shared_design is None:
-                steps = stacked_fista_steps(data, self._penalty_kinds, lams,
-                                            self._initial(data), lipschitz=lipschitz)
-            else:
-                smooth, prox, penalty, value = self._problem(data, lams)
-                steps = proximal_gradient_steps(self._initial(data), smooth, prox, penalty,
-                                                lipschitz=lipschitz, smooth_value=value)
+            steps = mfista_steps(data, penalty, self._initial(data),
+                                 lipschitz=max(data.lipschitz_lower_bound(), 1e-12))
         last = None
         gap = np.inf
         for step in steps:
@@ -349,7 +323,7 @@ class _StackedProxMTL(MultiTaskEstimator):
         if bcd and np.isfinite(gap) and not np.isnan(last.dual_gap):
             self.dual_gap_ = float(last.dual_gap)
         elif self._bcd and all(lam > 0 for lam in lams):
-            self.dual_gap_ = relative_duality_gap(data, self._penalty_kinds, lams, last.x)
+            self.dual_gap_ = relative_duality_gap(data, penalty, last.x)
         else:
             self.dual_gap_ = float("nan")
         monitor.finish(self)
@@ -474,26 +448,13 @@ class RobustMTFL(_StackedProxMTL):
 
     _parameter_constraints = _constraints("lambda_rows", "lambda_columns", solver=True)
     _penalties = ("lambda_rows", "lambda_columns")
+    _penalty_types = (RowGroups, ColumnGroups)
     _block_names = ("P", "Q")
-    _penalty_kinds = ("rows", "columns")
-    _bcd = True
 
     def __init__(self, *, lambda_rows="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
                  warm_start: bool = False, solver: str = "auto", random_state=None):
-        self.lambda_rows = lambda_rows
-        self.lambda_columns = lambda_columns
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.solver = solver
-        self.random_state = random_state
-
-    def _lambda_max(self, data):
-        return {"lambda_rows": data.lambda_max_rows(),
-                "lambda_columns": data.lambda_max_columns()}
+        _keep_parameters(self, locals())
 
     def _resolve_penalties(self, lambda_max, data):
         rows = _resolve(self.lambda_rows, lambda_max["lambda_rows"],
@@ -503,14 +464,6 @@ class RobustMTFL(_StackedProxMTL):
         else:
             columns = float(self.lambda_columns)
         return {"lambda_rows": rows, "lambda_columns": columns}
-
-    def _prox_blocks(self, blocks, step, lams):
-        P, Q = blocks
-        return [prox_rows(P, step, lams[0]), prox_columns(Q, step, lams[1])]
-
-    def _penalty_blocks(self, blocks, lams):
-        P, Q = blocks
-        return lams[0] * float(row_norms(P).sum()) + lams[1] * float(column_norms(Q).sum())
 
     @staticmethod
     def _detected(P, Q) -> dict[str, np.ndarray]:
@@ -545,241 +498,99 @@ class _SinglePenaltyMTL(_StackedProxMTL):
     ``{"W": coef_}``.
     """
 
-    def _lambda_max(self, data):
-        return {self._penalties[0]: self._lambda_max_value(data)}
 
-    def _lambda_max_value(self, data) -> float:
-        raise NotImplementedError
-
-
-class MultiTaskRidge(_SinglePenaltyMTL):
-    __doc__ = f"""Per-task ridge, ``lambda_ridge ||W||_F^2``.
+def _single_penalty_doc(summary: str, name: str, lambda_max: str, *, solver: bool) -> str:
+    """The docstring of a single-penalty model (they differ in these words only)."""
+    return f"""{summary}
 
     Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
 
     Parameters
     ----------
-    lambda_ridge : float >= 0 or "auto"
-        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_ridge"]``.
+    {name} : float >= 0 or "auto"
+        Weight of the penalty; "auto" = ``0.1 * lambda_max_["{name}"]``.
 {_COMMON_PARAMS_DOC}
-
+{_SOLVER_DOC if solver else ""}
     Attributes
     ----------
     coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
-    lambda_ridge_ : float, the penalty used (on the normalised data)
-    lambda_max_ : dict {{"lambda_ridge": float}}
-        0.1 x the largest entry of the gradient at 0 (a scale: ridge never zeroes W).
+    {name}_ : float, the penalty used (on the normalised data)
+    lambda_max_ : dict {{"{name}": float}}
+        {lambda_max}
     objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-    """
+{_BCD_ATTRS_DOC if solver else ""}    """
 
+
+class MultiTaskRidge(_SinglePenaltyMTL):
+    __doc__ = _single_penalty_doc(
+        "Per-task ridge, ``lambda_ridge ||W||_F^2``.", "lambda_ridge",
+        "The largest entry of the gradient at 0 (a scale: ridge never zeroes W).",
+        solver=False)
     _parameter_constraints = _constraints("lambda_ridge", solver=False)
-    _penalties = ("lambda_ridge",)
-    _penalty_kinds = ("ridge",)
+    _penalties, _penalty_types = ("lambda_ridge",), (Ridge,)
 
     def __init__(self, *, lambda_ridge="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
                  random_state=None):
-        self.lambda_ridge = lambda_ridge
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
-
-    def _lambda_max_value(self, data):
-        return data.lambda_max_l1()
-
-    def _prox_blocks(self, blocks, step, lams):
-        return [blocks[0] / (1.0 + 2.0 * step * lams[0])]
-
-    def _penalty_blocks(self, blocks, lams):
-        return lams[0] * float(np.sum(blocks[0] ** 2))
+        _keep_parameters(self, locals())
 
 
 class MultiTaskLassoL1(_SinglePenaltyMTL):
-    __doc__ = f"""Per-task lasso, ``lambda_l1 ||W||_1``.
-
-    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
-
-    Parameters
-    ----------
-    lambda_l1 : float >= 0 or "auto"
-        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_l1"]``.
-{_COMMON_PARAMS_DOC}
-{_SOLVER_DOC}
-    Attributes
-    ----------
-    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
-    lambda_l1_ : float, the penalty used (on the normalised data)
-    lambda_max_ : dict {{"lambda_l1": float}}
-        The largest entry of the gradient at 0 (smallest penalty with W = 0).
-    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-{_BCD_ATTRS_DOC}    """
-
+    __doc__ = _single_penalty_doc(
+        "Per-task lasso, ``lambda_l1 ||W||_1``.", "lambda_l1",
+        "The largest entry of the gradient at 0 (smallest penalty with W = 0).", solver=True)
     _parameter_constraints = _constraints("lambda_l1", solver=True)
-    _penalties = ("lambda_l1",)
-    _penalty_kinds = ("l1",)
-    _bcd = True
+    _penalties, _penalty_types = ("lambda_l1",), (Lasso,)
 
     def __init__(self, *, lambda_l1="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
                  solver: str = "auto", random_state=None):
-        self.lambda_l1 = lambda_l1
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.solver = solver
-        self.random_state = random_state
-
-    def _lambda_max_value(self, data):
-        return data.lambda_max_l1()
-
-    def _prox_blocks(self, blocks, step, lams):
-        return [prox_l1(blocks[0], step, lams[0])]
-
-    def _penalty_blocks(self, blocks, lams):
-        return lams[0] * float(np.abs(blocks[0]).sum())
+        _keep_parameters(self, locals())
 
 
 class L21MTFL(_SinglePenaltyMTL):
-    __doc__ = f"""Multi-task feature learning, ``lambda_rows ||W||_{{1,2}}`` (rMTFL with Q = 0).
-
-    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
-
-    Parameters
-    ----------
-    lambda_rows : float >= 0 or "auto"
-        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_rows"]``.
-{_COMMON_PARAMS_DOC}
-{_SOLVER_DOC}
-    Attributes
-    ----------
-    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
-    lambda_rows_ : float, the penalty used (on the normalised data)
-    lambda_max_ : dict {{"lambda_rows": float}}
-        The largest row norm of the gradient at 0 (smallest penalty with W = 0).
-    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-{_BCD_ATTRS_DOC}    """
-
+    __doc__ = _single_penalty_doc(
+        "Multi-task feature learning, ``lambda_rows ||W||_{1,2}`` (rMTFL with Q = 0).",
+        "lambda_rows",
+        "The largest row norm of the gradient at 0 (smallest penalty with W = 0).",
+        solver=True)
     _parameter_constraints = _constraints("lambda_rows", solver=True)
-    _penalties = ("lambda_rows",)
-    _penalty_kinds = ("rows",)
-    _bcd = True
+    _penalties, _penalty_types = ("lambda_rows",), (RowGroups,)
 
     def __init__(self, *, lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
                  solver: str = "auto", random_state=None):
-        self.lambda_rows = lambda_rows
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.solver = solver
-        self.random_state = random_state
-
-    def _lambda_max_value(self, data):
-        return data.lambda_max_rows()
-
-    def _prox_blocks(self, blocks, step, lams):
-        return [prox_rows(blocks[0], step, lams[0])]
-
-    def _penalty_blocks(self, blocks, lams):
-        return lams[0] * float(row_norms(blocks[0]).sum())
+        _keep_parameters(self, locals())
 
 
 class ColumnGroupMTL(_SinglePenaltyMTL):
-    __doc__ = f"""Column-group model, ``lambda_columns ||W^T||_{{1,2}}`` (rMTFL with P = 0).
-
-    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
-
-    Parameters
-    ----------
-    lambda_columns : float >= 0 or "auto"
-        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_columns"]``.
-{_COMMON_PARAMS_DOC}
-{_SOLVER_DOC}
-    Attributes
-    ----------
-    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
-    lambda_columns_ : float, the penalty used (on the normalised data)
-    lambda_max_ : dict {{"lambda_columns": float}}
-        The largest column norm of the gradient at 0 (smallest penalty with W = 0).
-    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-{_BCD_ATTRS_DOC}    """
-
+    __doc__ = _single_penalty_doc(
+        "Column-group model, ``lambda_columns ||W^T||_{1,2}`` (rMTFL with P = 0).",
+        "lambda_columns",
+        "The largest column norm of the gradient at 0 (smallest penalty with W = 0).",
+        solver=True)
     _parameter_constraints = _constraints("lambda_columns", solver=True)
-    _penalties = ("lambda_columns",)
-    _penalty_kinds = ("columns",)
-    _bcd = True
+    _penalties, _penalty_types = ("lambda_columns",), (ColumnGroups,)
 
     def __init__(self, *, lambda_columns="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
                  solver: str = "auto", random_state=None):
-        self.lambda_columns = lambda_columns
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.solver = solver
-        self.random_state = random_state
-
-    def _lambda_max_value(self, data):
-        return data.lambda_max_columns()
-
-    def _prox_blocks(self, blocks, step, lams):
-        return [prox_columns(blocks[0], step, lams[0])]
-
-    def _penalty_blocks(self, blocks, lams):
-        return lams[0] * float(column_norms(blocks[0]).sum())
+        _keep_parameters(self, locals())
 
 
 class TraceNormMTL(_SinglePenaltyMTL):
-    __doc__ = f"""Trace-norm regression, ``lambda_trace ||W||_*`` (singular-value thresholding).
-
-    Least squares on stacked tasks (as :class:`RobustMTFL`) plus this one penalty, by MFISTA.
-
-    Parameters
-    ----------
-    lambda_trace : float >= 0 or "auto"
-        Weight of the penalty; "auto" = ``0.1 * lambda_max_["lambda_trace"]``.
-{_COMMON_PARAMS_DOC}
-
-    Attributes
-    ----------
-    coef_ : ndarray of shape (d, m);  intercept_ : ndarray of shape (m,)
-    lambda_trace_ : float, the penalty used (on the normalised data)
-    lambda_max_ : dict {{"lambda_trace": float}}
-        The spectral norm of the gradient at 0 (smallest penalty with W = 0).
-    objective_history_, n_iter_, converged_, n_tasks_, n_features_in_
-    """
-
+    __doc__ = _single_penalty_doc(
+        "Trace-norm regression, ``lambda_trace ||W||_*`` (singular-value thresholding).",
+        "lambda_trace",
+        "The spectral norm of the gradient at 0 (smallest penalty with W = 0).",
+        solver=False)
     _parameter_constraints = _constraints("lambda_trace", solver=False)
-    _penalties = ("lambda_trace",)
+    _penalties, _penalty_types = ("lambda_trace",), (TraceNorm,)
 
     def __init__(self, *, lambda_trace="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, warm_start: bool = False,
                  random_state=None):
-        self.lambda_trace = lambda_trace
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
-
-    def _lambda_max_value(self, data):
-        return float(np.linalg.norm(data.grad_at_zero(), 2))
-
-    def _prox_blocks(self, blocks, step, lams):
-        return [prox_trace(blocks[0], step, lams[0])]
-
-    def _penalty_blocks(self, blocks, lams):
-        return lams[0] * float(np.linalg.svd(blocks[0], compute_uv=False).sum())
+        _keep_parameters(self, locals())
 
 
 class RMTL(RobustMTFL):
@@ -808,36 +619,15 @@ class RMTL(RobustMTFL):
 
     _parameter_constraints = _constraints("lambda_trace", "lambda_columns", solver=False)
     _penalties = ("lambda_trace", "lambda_columns")
-    _penalty_kinds = None
-    _bcd = False
+    _penalty_types = (TraceNorm, ColumnGroups)
 
     def __init__(self, *, lambda_trace="auto", lambda_columns="auto", max_iter: int = 1000,
                  tol: float = 1e-5, normalize: bool = True, fit_intercept: bool = True,
                  warm_start: bool = False, random_state=None):
-        self.lambda_trace = lambda_trace
-        self.lambda_columns = lambda_columns
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
-
-    def _lambda_max(self, data):
-        return {"lambda_trace": float(np.linalg.norm(data.grad_at_zero(), 2)),
-                "lambda_columns": data.lambda_max_columns()}
+        _keep_parameters(self, locals())
 
     def _resolve_penalties(self, lambda_max, data):
         return _StackedProxMTL._resolve_penalties(self, lambda_max, data)
-
-    def _prox_blocks(self, blocks, step, lams):
-        L, S = blocks
-        return [prox_trace(L, step, lams[0]), prox_columns(S, step, lams[1])]
-
-    def _penalty_blocks(self, blocks, lams):
-        L, S = blocks
-        return lams[0] * float(np.linalg.svd(L, compute_uv=False).sum()) + \
-            lams[1] * float(column_norms(S).sum())
 
 
 class TwoStageRMTFL(MultiTaskEstimator):
@@ -884,15 +674,7 @@ class TwoStageRMTFL(MultiTaskEstimator):
                  refit_lambda_rows="auto", max_iter: int = 1000, tol: float = 1e-5,
                  normalize: bool = True, fit_intercept: bool = True, solver: str = "auto",
                  random_state=None):
-        self.lambda_rows = lambda_rows
-        self.lambda_columns = lambda_columns
-        self.refit_lambda_rows = refit_lambda_rows
-        self.max_iter = max_iter
-        self.tol = tol
-        self.normalize = normalize
-        self.fit_intercept = fit_intercept
-        self.solver = solver
-        self.random_state = random_state
+        _keep_parameters(self, locals())
 
     def _fit_steps(self, X, y, task) -> Iterator[Snapshot]:
         common = dict(max_iter=self.max_iter, tol=self.tol, normalize=self.normalize,

@@ -222,6 +222,8 @@ def _bcd_sweeps(XF, xstart, offsets, y, weight, colsq, row_block, row_kind, row_
     """Up to ``max_sweeps`` sweeps over the working set: the rows ``ws_rows`` of the row-type
     block (index ``row_block`` in x, -1 if none), then the columns ``ws_cols`` of the column
     block (``col_block``, -1 if none). ``x`` (d, k m), ``r`` and ``Lcol`` are updated in place.
+    The penalties come as their objects hand them over (:mod:`explorer.solvers.penalties`):
+    the row block's ``code`` (``row_kind``: ROWS or L1) and weight, the column block's weight.
 
     Stops early when a sweep lowers the objective by at most ``inner_tol`` relative.
     Returns ``(xs, stats, n_done, status)``: the iterate after each sweep (copies), per

@@ -14,8 +14,10 @@ from numba import njit
 
 __all__ = ["RIDGE", "L1", "ROWS", "COLUMNS", "_fista_iteration", "_residuals", "_value"]
 
-#: Penalty kinds of a block: ``lam ||B||_F^2``, ``lam ||B||_1``, ``lam ||B||_{1,2}`` (rows),
-#: ``lam ||B^T||_{1,2}`` (columns).
+#: The kernels' codes of a block's penalty: ``lam ||B||_F^2``, ``lam ||B||_1``,
+#: ``lam ||B||_{1,2}`` (rows), ``lam ||B^T||_{1,2}`` (columns). A penalty object hands its code
+#: to the kernels (``Penalty.code``, :mod:`explorer.solvers.penalties`); the numbering lives
+#: here, beside the branches that read it (numba keys a kernel's cache on this file).
 RIDGE, L1, ROWS, COLUMNS = 0, 1, 2, 3
 
 
@@ -83,18 +85,19 @@ def _gradient_t(X, r, offsets, weight, m):  # pragma: no cover - compiled
 
 @njit(cache=True, nogil=True)
 def _prox_block(V, out, col0, m, kind, step, lam):  # pragma: no cover - compiled
-    """Prox of block ``V[:, col0:col0+m]`` into ``out``; returns the penalty of the result."""
+    """Prox of block ``V[:, col0:col0+m]`` into ``out`` for the penalty of code ``kind`` and
+    weight ``lam`` (``Penalty.prox``, compiled); returns the penalty of the result."""
     d = V.shape[0]
     thr = step * lam
     penalty = 0.0
-    if kind == 0:
+    if kind == RIDGE:
         f = 1.0 / (1.0 + 2.0 * thr)
         for j in range(d):
             for t in range(m):
                 v = V[j, col0 + t] * f
                 out[j, col0 + t] = v
                 penalty += v * v
-    elif kind == 1:
+    elif kind == L1:
         for j in range(d):
             for t in range(m):
                 v = V[j, col0 + t]
@@ -104,7 +107,7 @@ def _prox_block(V, out, col0, m, kind, step, lam):  # pragma: no cover - compile
                     penalty += a
                 else:
                     out[j, col0 + t] = 0.0
-    elif kind == 2:
+    elif kind == ROWS:
         for j in range(d):
             s = 0.0
             for t in range(m):
@@ -114,7 +117,7 @@ def _prox_block(V, out, col0, m, kind, step, lam):  # pragma: no cover - compile
             for t in range(m):
                 out[j, col0 + t] = V[j, col0 + t] * factor
             penalty += norm * factor
-    else:
+    else:  # COLUMNS
         for t in range(m):
             s = 0.0
             for j in range(d):

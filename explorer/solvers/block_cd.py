@@ -6,8 +6,10 @@ baselines) on per-task designs,
     min  f(W) + sum_b lam_b g_b(B_b),   f(W) = sum_t w_t ||X_t w_t - y_t||^2,
     W = sum_b B_b,   w_t = 1 / (m n_t),
 
-with ``g_b`` one of: row groups ``||B||_{1,2}`` (the shared features, P), column groups
-``||B^T||_{1,2}`` (outlier tasks, Q), or ``||B||_1``; rMTFL is rows + columns. One *sweep*
+with ``g_b`` one of the penalties of :mod:`explorer.solvers.penalties` that block CD
+visits group by group (``Penalty.groups``): row groups ``||B||_{1,2}`` (the shared
+features, P), column groups ``||B^T||_{1,2}`` (outlier tasks, Q), or ``||B||_1``; at most
+one block visited by rows and one by columns (rMTFL is rows + columns). One *sweep*
 updates every group of the working set once, keeping the residuals ``X_t w_t - y_t`` up to
 date (so a step on one group costs one pass over that group's data, not over all of X):
 
@@ -25,14 +27,16 @@ Every step decreases the objective (a majorise-minimise step), so the objective 
 non-increasing from sweep to sweep.
 
 Working set (celer / skglm's idea): sweeps visit only the groups that are nonzero or
-violate their optimality condition (``||G_j|| > lam``, G the gradient of f) at the last
+violate their optimality condition (``g_j^*(G_j) > lam``, G the gradient of f: the
+penalty's ``group_dual_norms``) at the last
 check; the working set grows (to at most twice the nonzero groups, and 10 rows) and is
 recomputed at each check, so groups that stay zero cost nothing. Correctness never depends
 on it: the stopping test is the duality gap of the *full* problem.
 
 Duality gap (derived here, not in the paper). With the dual point ``theta_t = 2 s w_t r_t``
 (``r`` the residuals), scaled by ``s = min(1, min_b lam_b / g_b^*(G))`` into the dual
-feasible set (``g^*`` the dual norm: largest row norm, column norm, or absolute entry),
+feasible set (``g^*`` the dual norm: largest row norm, column norm, or absolute entry;
+:meth:`~explorer.solvers.penalties.BlockSum.dual_bound`),
 
     gap = (1 - s)^2 f(W) + sum_b [ s <G, B_b> + lam_b g_b(B_b) ],
 
@@ -49,15 +53,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._bcd_kernels import _bcd_sweeps, _column_sq_norms, _full_gradient, _residuals_f
-from ._fista_kernels import COLUMNS, L1, ROWS
+from ._fista_kernels import ROWS
 from .multitask_least_squares import StackedTasks
+from .penalties import BlockSum, ColumnGroups, Lasso, Penalty, RowGroups, as_block_sum
 
-__all__ = ["BCD_PENALTIES", "BlockCDStep", "block_cd_steps", "duality_gap",
+__all__ = ["BlockCDStep", "block_cd_steps", "duality_gap", "handles",
            "relative_duality_gap", "warm_up"]
 
-#: Penalty combinations :func:`block_cd_steps` accepts (blocks in this order).
-BCD_PENALTIES = (("rows",), ("columns",), ("l1",), ("rows", "columns"))
-_KIND = {"rows": ROWS, "l1": L1, "columns": COLUMNS}
 #: Sweeps combined by one Anderson extrapolation step.
 _ANDERSON = 5
 #: A gap check at least every this many sweeps, even when the inner loop has not settled.
@@ -96,52 +98,36 @@ def _design(data: StackedTasks) -> tuple[np.ndarray, np.ndarray]:
     return data.X_by_feature, np.asarray(data.offsets[:-1], dtype=np.int64)
 
 
-def duality_gap(G: np.ndarray, x: np.ndarray, kinds: Sequence[int], lams: Sequence[float],
+def handles(penalty: BlockSum | Sequence[Penalty | type[Penalty]]) -> bool:
+    """Whether :func:`block_cd_steps` solves this penalty (its blocks, or their classes):
+    every block visited group by group, at most one by rows and one by columns."""
+    groups = [p.groups for p in penalty]
+    return bool(groups) and None not in groups and \
+        groups.count("rows") <= 1 and groups.count("columns") <= 1
+
+
+def duality_gap(G: np.ndarray, x: np.ndarray, penalty: BlockSum,
                 smooth_value: float) -> float:
     """The duality gap (module docstring) at ``x`` (d, k m) with gradient ``G`` (d, m)."""
-    m = G.shape[1]
-    s = _dual_scale(G, kinds, lams)
+    s = min(1.0, penalty.dual_bound(G))
     gap = (1.0 - s) ** 2 * smooth_value
-    for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)):
-        B = x[:, b * m:(b + 1) * m]
-        gap += s * float(np.sum(G * B)) + lam * _group_penalty(B, kind)
+    for p, B in zip(penalty, penalty.split(x), strict=True):
+        gap += s * float(np.sum(G * B)) + p.value(B)
     return max(gap, 0.0)
 
 
-def relative_duality_gap(data: StackedTasks, penalties: Sequence[str], lams: Sequence[float],
+def relative_duality_gap(data: StackedTasks, penalty: Penalty | BlockSum,
                          x: np.ndarray) -> float:
     """``gap / F(x)`` at any iterate ``x`` (d, k m) of any solver (the same certificate
     for MFISTA's answer as for BCD's)."""
-    kinds = [_KIND[p] for p in penalties]
-    m = data.m
-    W = sum(x[:, b * m:(b + 1) * m] for b in range(len(kinds)))
-    f, G = data.value_grad(W)
-    F = f + sum(lam * _group_penalty(x[:, b * m:(b + 1) * m], kind)
-                for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)))
-    return duality_gap(G, x, kinds, lams, f) / max(F, 1e-300)
-
-
-def _dual_bound(G: np.ndarray, kinds: Sequence[int], lams: Sequence[float]) -> float:
-    """Largest ``s`` with ``s G`` inside every block's dual ball (``g_b^*(sG) <= lam_b``)."""
-    s = math.inf
-    for kind, lam in zip(kinds, lams, strict=True):
-        if kind == ROWS:
-            dual = float(np.sqrt(np.max(np.sum(G * G, axis=1))))
-        elif kind == COLUMNS:
-            dual = float(np.sqrt(np.max(np.sum(G * G, axis=0))))
-        else:
-            dual = float(np.max(np.abs(G)))
-        if dual > 0:
-            s = min(s, lam / dual)
-    return s
-
-
-def _dual_scale(G: np.ndarray, kinds: Sequence[int], lams: Sequence[float]) -> float:
-    return min(1.0, _dual_bound(G, kinds, lams))
+    penalty = as_block_sum(penalty)
+    f, G = data.value_grad(penalty.total(x))
+    F = f + penalty.value(x)
+    return duality_gap(G, x, penalty, f) / max(F, 1e-300)
 
 
 def _dual_value(rho: np.ndarray, y: np.ndarray, row_task: np.ndarray, weight: np.ndarray,
-                G: np.ndarray, kinds: Sequence[int], lams: Sequence[float]) -> float:
+                G: np.ndarray, penalty: BlockSum) -> float:
     """The dual objective at ``theta_t = 2 s w_t rho_t`` for any residual-like ``rho`` with
     gradient ``G`` (``G_t = 2 w_t X_t^T rho_t``): ``-sum_t w_t (2 s <rho_t, y_t> +
     s^2 ||rho_t||^2)``, with the best feasible ``s`` (the unconstrained optimum clipped to
@@ -149,18 +135,10 @@ def _dual_value(rho: np.ndarray, y: np.ndarray, row_task: np.ndarray, weight: np
     m = weight.size
     ry = float(weight @ np.bincount(row_task, weights=rho * y, minlength=m))
     rr = float(weight @ np.bincount(row_task, weights=rho * rho, minlength=m))
-    bound = _dual_bound(G, kinds, lams)
+    bound = penalty.dual_bound(G)
     s = -ry / rr if rr > 0 else 0.0
     s = min(max(s, -bound), bound)
     return -(2.0 * s * ry + s * s * rr)
-
-
-def _group_penalty(B: np.ndarray, kind: int) -> float:
-    if kind == ROWS:
-        return float(np.sqrt(np.sum(B * B, axis=1)).sum())
-    if kind == COLUMNS:
-        return float(np.sqrt(np.sum(B * B, axis=0)).sum())
-    return float(np.abs(B).sum())
 
 
 def _column_constants(XF: np.ndarray, xstart: np.ndarray, offsets: np.ndarray,
@@ -177,8 +155,8 @@ def _column_constants(XF: np.ndarray, xstart: np.ndarray, offsets: np.ndarray,
     return np.maximum(L, 1e-300)
 
 
-def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[float],
-                   x0: np.ndarray, *, tol: float) -> Iterator[BlockCDStep]:
+def block_cd_steps(data: StackedTasks, penalty: Penalty | BlockSum, x0: np.ndarray, *,
+                   tol: float) -> Iterator[BlockCDStep]:
     """Yield one :class:`BlockCDStep` per sweep forever (the caller stops, on ``converged``
     or a budget).
 
@@ -187,22 +165,22 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
     data : StackedTasks
         The (normalised, centred) stacked tasks; a shared design is used once, never
         replicated.
-    penalties : one of :data:`BCD_PENALTIES`
-    lams : sequence of float > 0, one per block
+    penalty : Penalty or BlockSum
+        One penalty per block, in block order, that :func:`handles` accepts, each with a
+        positive weight.
     x0 : ndarray of shape (d, k m)
         Start (copied); the k blocks side by side.
     tol : float >= 0
         Relative duality gap at which a step is marked converged.
     """
-    penalties = tuple(penalties)
-    if penalties not in BCD_PENALTIES:
-        raise ValueError(f"block coordinate descent handles {BCD_PENALTIES}; got {penalties}.")
-    lams = [float(v) for v in lams]
-    if not all(v > 0 and math.isfinite(v) for v in lams):
+    penalty = as_block_sum(penalty)
+    if not handles(penalty):
+        raise ValueError("block coordinate descent handles penalties visited group by group, "
+                         f"at most one by rows and one by columns; got {penalty!r}.")
+    if not all(lam > 0 and math.isfinite(lam) for lam in penalty.lams):
         raise ValueError(f"block coordinate descent needs positive finite penalties; "
-                         f"got {lams}.")
-    kinds = [_KIND[p] for p in penalties]
-    m, d, k = data.m, data.d, len(kinds)
+                         f"got {list(penalty.lams)}.")
+    m, d, k = data.m, data.d, len(penalty)
     x = np.array(x0, dtype=np.float64, copy=True)
     del x0  # (the generator's frame would hold the caller's start for the whole fit)
     if x.shape != (d, k * m):
@@ -215,27 +193,26 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
         colsq = np.tile(np.einsum("ji,ji->j", XF, XF), (m, 1))
     else:
         colsq = _column_sq_norms(XF, xstart, offsets)
-    row_block = next((b for b, kd in enumerate(kinds) if kd != COLUMNS), -1)
-    col_block = next((b for b, kd in enumerate(kinds) if kd == COLUMNS), -1)
-    row_kind = kinds[row_block] if row_block >= 0 else ROWS
-    row_lam = lams[row_block] if row_block >= 0 else 0.0
-    col_lam = lams[col_block] if col_block >= 0 else 0.0
+    # what the compiled sweeps need of the penalty: which block is visited by rows (its
+    # kernel code and weight) and which by columns (its weight)
+    row_block = next((b for b, p in enumerate(penalty) if p.groups == "rows"), -1)
+    col_block = next((b for b, p in enumerate(penalty) if p.groups == "columns"), -1)
+    row_kind = penalty[row_block].code if row_block >= 0 else ROWS
+    row_lam = penalty[row_block].lam if row_block >= 0 else 0.0
+    col_lam = penalty[col_block].lam if col_block >= 0 else 0.0
     Lcol = _column_constants(XF, xstart, offsets, weight, colsq) if col_block >= 0 else \
         np.ones(m)
-    r = _residuals_f(XF, xstart, offsets, y, np.ascontiguousarray(
-        sum(x[:, b * m:(b + 1) * m] for b in range(k))))
+    r = _residuals_f(XF, xstart, offsets, y, np.ascontiguousarray(penalty.total(x)))
     f = float(weight @ np.add.reduceat(r * r, offsets[:-1])) if r.size else 0.0
-    F = f + sum(lam * _group_penalty(x[:, b * m:(b + 1) * m], kind)
-                for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)))
+    F = f + penalty.value(x)
 
     def working_sets(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = np.empty(0, dtype=np.int64)
         cols = np.empty(0, dtype=np.int64)
         if row_block >= 0:
             B = x[:, row_block * m:(row_block + 1) * m]
-            nonzero = np.any(B != 0, axis=1)
-            score = (np.sqrt(np.sum(G * G, axis=1)) if row_kind == ROWS
-                     else np.max(np.abs(G), axis=1)) / row_lam
+            nonzero = penalty[row_block].support(B)
+            score = penalty[row_block].group_dual_norms(G) / row_lam
             score[nonzero] = np.inf
             n_nonzero = int(nonzero.sum())
             cap = min(d, max(_MIN_ROWS, 2 * n_nonzero))
@@ -245,8 +222,8 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
             rows = np.sort(candidates).astype(np.int64)
         if col_block >= 0:
             B = x[:, col_block * m:(col_block + 1) * m]
-            score = np.sqrt(np.sum(G * G, axis=0)) / col_lam
-            score[np.any(B != 0, axis=0)] = np.inf
+            score = penalty[col_block].group_dual_norms(G) / col_lam
+            score[penalty[col_block].support(B)] = np.inf
             cols = np.flatnonzero(score > 1.0).astype(np.int64)
         return rows, cols
 
@@ -265,11 +242,11 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
         return G
 
     def relative_gap(G: np.ndarray, f: float, F: float) -> float:
-        gap = duality_gap(G, x, kinds, lams, f)
+        gap = duality_gap(G, x, penalty, f)
         extrapolated = _extrapolate(history)
         if extrapolated is not None and gap > tol * F:
             G_acc = gradient(extrapolated)
-            dual = _dual_value(extrapolated, y, row_task, weight, G_acc, kinds, lams)
+            dual = _dual_value(extrapolated, y, row_task, weight, G_acc, penalty)
             gap = min(gap, max(F - dual, 0.0))
         return gap / max(F, 1e-300)
 
@@ -280,10 +257,6 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
     iteration = 0
     since_check = 0
     iterates: list[tuple[np.ndarray, np.ndarray]] = []  # (x, r) for the Anderson step
-
-    def penalty_of(z: np.ndarray) -> float:
-        return sum(lam * _group_penalty(z[:, b * m:(b + 1) * m], kind)
-                   for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)))
 
     while True:
         F_before = F
@@ -305,7 +278,7 @@ def block_cd_steps(data: StackedTasks, penalties: Sequence[str], lams: Sequence[
                 x_acc, r_acc = accelerated
                 f_acc = float(weight @ np.bincount(row_task, weights=r_acc * r_acc,
                                                    minlength=m))
-                F_acc = f_acc + penalty_of(x_acc)
+                F_acc = f_acc + penalty.value(x_acc)
                 if F_acc < F:
                     x[...] = x_acc
                     r[...] = r_acc
@@ -388,7 +361,7 @@ def warm_up() -> None:
     task = np.repeat([0, 1], 4)
     for design in (X, np.vstack([X[:4], X[:4]])):
         data = StackedTasks(design, rng.normal(size=8), task, 2)
-        for penalties in BCD_PENALTIES:
-            steps = block_cd_steps(data, penalties, [0.01] * len(penalties),
-                                   np.zeros((3, 2 * len(penalties))), tol=1e-6)
+        for penalty in (BlockSum(RowGroups(0.01)), BlockSum(ColumnGroups(0.01)),
+                        BlockSum(Lasso(0.01)), BlockSum(RowGroups(0.01), ColumnGroups(0.01))):
+            steps = block_cd_steps(data, penalty, np.zeros((3, 2 * len(penalty))), tol=1e-6)
             next(steps)

@@ -340,7 +340,8 @@ class StackedTasks:
         return float(val), G
 
     def grad_at_zero(self) -> np.ndarray:
-        """Gradient of ``f`` at ``W = 0``, ``-2/(m n_i) X_i^T y_i``, shape (d, m)."""
+        """Gradient of ``f`` at ``W = 0``, ``-2/(m n_i) X_i^T y_i``, shape (d, m) (cached):
+        each penalty's ``lambda_max`` is its dual norm (:mod:`explorer.solvers.penalties`)."""
         if self._grad_at_zero is None:
             self._grad_at_zero = self.task_gradients(-2.0 * self._row_weight * self.y)
         return self._grad_at_zero
@@ -353,20 +354,6 @@ class StackedTasks:
                                                                      axis=0)))
         return max(float(np.max(2.0 * self.weight[t] * np.sum(self.X[sl] ** 2, axis=0)))
                    for t, sl in enumerate(self.slices))
-
-    # closed-form lambda_max: the smallest penalty at which W = 0 is optimal
-    def lambda_max_rows(self) -> float:
-        """Smallest lambda with P = 0 optimal for ``lambda ||P||_{1,2}``: max row norm of grad."""
-        G = self.grad_at_zero()
-        return float(np.max(np.sqrt(np.sum(G * G, axis=1))))
-
-    def lambda_max_columns(self) -> float:
-        """Smallest lambda with Q = 0 optimal for ``lambda ||Q^T||_{1,2}``: max column norm."""
-        G = self.grad_at_zero()
-        return float(np.max(np.sqrt(np.sum(G * G, axis=0))))
-
-    def lambda_max_l1(self) -> float:
-        return float(np.max(np.abs(self.grad_at_zero())))
 
     def to_user_scale(self, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Map normalised coefficients back: (coef (d, m), intercept (m,))."""

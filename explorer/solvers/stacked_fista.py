@@ -11,31 +11,67 @@ NumPy calls); here one numba call runs the whole iteration (search point, gradie
 backtracking, prox, restart test), with the residuals carried along (they are affine in W,
 so the search point's cost no product). The scheme is the same as the generic routine
 (MFISTA, backtracking from a Lipschitz lower bound, gradient-scheme adaptive restart); the
-tests check both give the same iterates. Trace-norm blocks use the generic routine.
+tests check both give the same iterates.
+
+:func:`mfista_steps` is the models' entry point: the compiled iteration when every block's
+penalty has a kernel (:attr:`~explorer.solvers.penalties.BlockSum.compiled`) and the tasks
+have designs of their own, else the generic routine on the same datafit and penalty (the
+trace norm, and a design shared by all tasks, where one GEMM per product is faster).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import numpy as np
 
-from ._fista_kernels import COLUMNS, L1, RIDGE, ROWS, _fista_batch, _residuals, _value
+from ._fista_kernels import _fista_batch, _residuals, _value
 from .multitask_least_squares import StackedTasks
-from .proximal_gradient import ProximalGradientStep
+from .penalties import BlockSum, ColumnGroups, Lasso, Penalty, Ridge, RowGroups, as_block_sum
+from .proximal_gradient import ProximalGradientStep, proximal_gradient_steps
 
-__all__ = ["PENALTY_KINDS", "BATCH_MAX_ENTRIES", "stacked_fista_steps", "warm_up"]
+__all__ = ["BATCH_MAX_ENTRIES", "mfista_steps", "stacked_fista_steps", "warm_up"]
 
-#: Penalty names accepted by :func:`stacked_fista_steps`.
-PENALTY_KINDS = {"ridge": RIDGE, "l1": L1, "rows": ROWS, "columns": COLUMNS}
 #: Designs with at most this many entries run 8 iterations per compiled call (the caller
 #: still gets every iteration); larger ones one per call, so stopping wastes nothing.
 BATCH_MAX_ENTRIES = 50_000
 
 
-def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
-                        lams: Sequence[float], x0: np.ndarray, *, lipschitz: float,
-                        monotone: bool = True, restart: bool = True,
+def mfista_steps(data: StackedTasks, penalty: Penalty | BlockSum, x0: np.ndarray, *,
+                 lipschitz: float) -> Iterator[ProximalGradientStep]:
+    """MFISTA on ``data`` plus ``penalty`` from ``x0`` (d, k m), forever: the compiled
+    iteration (:func:`stacked_fista_steps`) where it applies, else the generic
+    :func:`~explorer.solvers.proximal_gradient.proximal_gradient_steps` (the same scheme)."""
+    penalty = as_block_sum(penalty)
+    if penalty.compiled and data.shared_design is None:
+        return stacked_fista_steps(data, penalty, x0, lipschitz=lipschitz)
+    smooth, value = _smooth(data, len(penalty))
+    return proximal_gradient_steps(x0, smooth, penalty.prox, penalty.value,
+                                   lipschitz=lipschitz, smooth_value=value)
+
+
+def _smooth(data: StackedTasks, k: int):
+    """``(smooth, value)`` closures of the datafit in ``x = [B_1 | ... | B_k]``: the value
+    and gradient of ``f(W)``, ``W = sum_b B_b``, the gradient the same in every block."""
+    if k == 1:
+        return data.value_grad, data.value
+    m = data.m
+
+    def total(x):
+        return sum(x[:, b * m:(b + 1) * m] for b in range(k))
+
+    def smooth(x):
+        val, G = data.value_grad(total(x))
+        return val, np.tile(G, (1, k))
+
+    def value(x):
+        return data.value(total(x))
+
+    return smooth, value
+
+
+def stacked_fista_steps(data: StackedTasks, penalty: Penalty | BlockSum, x0: np.ndarray, *,
+                        lipschitz: float, monotone: bool = True, restart: bool = True,
                         max_line_search: int = 50) -> Iterator[ProximalGradientStep]:
     """Yield MFISTA iterations forever (the caller stops), like ``proximal_gradient_steps``.
 
@@ -43,10 +79,9 @@ def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
     ----------
     data : StackedTasks
         The (normalised, centred) stacked tasks.
-    penalties : sequence of {"ridge", "l1", "rows", "columns"}
-        One per block, in block order.
-    lams : sequence of float
-        The penalty weights, one per block.
+    penalty : Penalty or BlockSum
+        One penalty per block, in block order, each with a compiled kernel
+        (:attr:`~explorer.solvers.penalties.BlockSum.compiled`).
     x0 : ndarray of shape (d, k m)
         Start (copied); the k blocks side by side.
     lipschitz : float > 0
@@ -60,8 +95,8 @@ def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
     """
     if not lipschitz > 0 or not np.isfinite(lipschitz):
         raise ValueError(f"lipschitz must be a positive finite number; got {lipschitz!r}.")
-    kinds = np.array([PENALTY_KINDS[p] for p in penalties], dtype=np.int64)
-    lam_arr = np.asarray(lams, dtype=np.float64)
+    penalty = as_block_sum(penalty)
+    kinds, lam_arr = penalty.kernel_arguments()
     X, y = np.ascontiguousarray(data.X), np.ascontiguousarray(data.y)
     offsets = np.asarray(data.offsets, dtype=np.int64)
     weight = np.asarray(data.weight, dtype=np.float64)
@@ -69,9 +104,9 @@ def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
     x = np.array(x0, dtype=np.float64, copy=True)
     if x.shape != (data.d, k * m):
         raise ValueError(f"x0 must have shape ({data.d}, {k * m}); got {x.shape}.")
-    r_x = _residuals(X, y, offsets, sum(x[:, b * m:(b + 1) * m] for b in range(k)))
+    r_x = _residuals(X, y, offsets, penalty.total(x))
     f_x = _value(r_x, offsets, weight)
-    F_x = f_x + _penalty(x, kinds, lam_arr, m)
+    F_x = f_x + penalty.value(x)
     state = np.array([1.0, 1.0, float(lipschitz), F_x, f_x])
     x_prev, z, r_prev, r_z = x, x, r_x, r_x
     batch = 8 if X.size <= BATCH_MAX_ENTRIES else 1
@@ -91,29 +126,14 @@ def stacked_fista_steps(data: StackedTasks, penalties: Sequence[str],
                                        int(trials), change)
 
 
-def _penalty(x: np.ndarray, kinds: np.ndarray, lams: np.ndarray, m: int) -> float:
-    total = 0.0
-    for b, (kind, lam) in enumerate(zip(kinds, lams, strict=True)):
-        B = x[:, b * m:(b + 1) * m]
-        if kind == RIDGE:
-            total += lam * float(np.sum(B * B))
-        elif kind == L1:
-            total += lam * float(np.abs(B).sum())
-        elif kind == ROWS:
-            total += lam * float(np.sqrt(np.sum(B * B, axis=1)).sum())
-        else:
-            total += lam * float(np.sqrt(np.sum(B * B, axis=0)).sum())
-    return total
-
-
 def warm_up() -> None:
     """Compile (or load from the on-disk cache) the kernels on tiny data (server start)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8, 3))
     task = np.repeat([0, 1], 4)
     data = StackedTasks(X, rng.normal(size=8), task, 2)
-    for penalties in (("rows", "columns"), ("ridge",), ("l1",)):
-        steps = stacked_fista_steps(data, penalties, [0.1] * len(penalties),
-                                    np.zeros((3, 2 * len(penalties))),
+    for penalty in (BlockSum(RowGroups(0.1), ColumnGroups(0.1)), BlockSum(Ridge(0.1)),
+                    BlockSum(Lasso(0.1))):
+        steps = stacked_fista_steps(data, penalty, np.zeros((3, 2 * len(penalty))),
                                     lipschitz=data.lipschitz_lower_bound())
         next(steps)
