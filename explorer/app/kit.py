@@ -66,9 +66,7 @@ def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
     form = ParamForm(params, names, {n: getattr(params, n) for n in names},
                      apply=lambda name, value: setattr(params, name, value),
                      notify=state.notify, current=lambda name: getattr(params, name))
-    # a value set elsewhere (a scenario, a link, Python) shows in its widget too: the
-    # widget always reads the value the fit uses
-    params.param.watch(lambda event: form.show(event.name, event.new), names)
+    form.follow(params)   # a value set by a scenario or a link shows in its widget too
     return form
 
 
@@ -372,6 +370,7 @@ class ModelPageView(pn.viewable.Viewer):
             *[panel.layout for panel in self.panels if panel.below],
             sizing_mode="stretch_width")
         state.param.watch(locked(self._data_changed), "train")
+        state.param.watch(locked(self._building_changed), "building")
         state.param.watch(locked(lambda *_: self.runner.reset()), "init_seed")
         self._data_changed()
 
@@ -509,16 +508,7 @@ class ModelPageView(pn.viewable.Viewer):
         if self._stale:
             return
         train = self.state.train
-        problem = self.page.problem_with(train)
-        advice = problem or (self.page.advice(train) if self.page.advice else "")
-        offer = bool(advice and self.page.scenario) and (
-            self.state.scenario != self.page.scenario or self.state.scenario_edited)
-        title = scenario_title(self.page.scenario) if offer else ""
-        self.note.object = escape(advice) + (
-            f" The scenario *{escape(title)}* has data that suit this page: one click loads "
-            "it." if offer else "")
-        self.note.visible = bool(advice)
-        self.scenario_button.param.update(label=f"Load the scenario “{title}”", visible=offer)
+        problem = self._say_what_suits(train)
         for part in (self.body, self.story, self.captions):
             part.visible = not problem
         for control in (self.runner, self.form):
@@ -536,6 +526,32 @@ class ModelPageView(pn.viewable.Viewer):
         self._sync_figures()
         self.errors.set_categories(train.task_names)
         self._cleared()
+
+    def _say_what_suits(self, train) -> str:
+        """The note above the page: why ``train`` (the data the page has) does not suit it,
+        with the page's scenario one click away; returns the problem ('' when none). While
+        the sidebar's new data are being built, the note says so instead: the data the page
+        has are about to go (a note about them once contradicted the link beside it)."""
+        if self.state.building:
+            self.note.object = "Building the data you chose..."
+            self.note.visible = True
+            self.scenario_button.visible = False
+            return self.page.problem_with(train)
+        problem = self.page.problem_with(train)
+        advice = problem or (self.page.advice(train) if self.page.advice else "")
+        offer = bool(advice and self.page.scenario) and (
+            self.state.scenario != self.page.scenario or self.state.scenario_edited)
+        title = scenario_title(self.page.scenario) if offer else ""
+        self.note.object = escape(advice) + (
+            f" The scenario *{escape(title)}* has data that suit this page: one click loads "
+            "it." if offer else "")
+        self.note.visible = bool(advice)
+        self.scenario_button.param.update(label=f"Load the scenario “{title}”", visible=offer)
+        return problem
+
+    def _building_changed(self, *_) -> None:
+        if self._shown and not self._stale:
+            self._say_what_suits(self.state.train)
 
     def _make_views(self) -> None:
         """The page's live views and their captions, the first time data suit the page (a
@@ -680,10 +696,16 @@ class ModelPageView(pn.viewable.Viewer):
             text += f", {escape(name)} **{_mean(errors[name])}**"
         better: list[int] = []
         if baselines:
+            # per task, against each baseline by name (MTBoost's "0 of 7" once counted the
+            # tasks where it beat every baseline, a baseline of its own variants included)
             best_baseline = np.min([errors[name] for name in baselines], axis=0)
             better = np.flatnonzero(model < best_baseline).tolist()
-            text += (f"; the model beats every baseline on {len(better)} of {len(model)} tasks "
-                     "(their bars solid, the others faded)")
+            each = " and ".join(
+                f"{'than ' if k else ''}{escape(name)} on "
+                f"{int(np.sum(model < errors[name]))} of {len(model)}"
+                for k, name in enumerate(baselines))
+            solid = ("where it beats every baseline" if len(baselines) > 1 else "where it does")
+            text += f"; per task, the model is better than {each} (bars solid {solid})"
         unscored = int(np.sum(np.isnan(model)))
         if unscored:
             text += (f"; {unscored} task(s) have too few test examples to score (drawn at 0: "

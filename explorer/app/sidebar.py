@@ -65,7 +65,7 @@ def state_form(state, names) -> ParamForm:
     form = ParamForm(state, names, {n: getattr(state, n) for n in names},
                      apply=lambda name, value: setattr(state, name, value), notify=state.notify,
                      current=lambda name: getattr(state, name))
-    state.param.watch(lambda event: form.show(event.name, event.new), names)
+    form.follow(state)
     return form
 
 

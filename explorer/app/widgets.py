@@ -181,6 +181,15 @@ class ParamForm(pn.viewable.Viewer):
         else:
             self.show(name, self._current(name))
 
+    def follow(self, source: param.Parameterized) -> None:
+        """Show every change of ``source``'s parameters of this form in their widgets, however
+        it was made (a scenario, a link, Python): the widget always reads the value in force."""
+        def shown(*events) -> None:   # (one call for the values a param.update set together)
+            for event in events:
+                self.show(event.name, event.new)
+
+        source.param.watch(shown, list(self.widgets))
+
     def show(self, name: str, value: Any) -> None:
         """Put ``value`` in the widget of ``name`` without applying it."""
         widget = self.widgets.get(name)
