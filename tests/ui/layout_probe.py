@@ -24,7 +24,8 @@ LEAVES_JS = r"""() => {
   const hidden = (el) => {
     for (let e = el; e; e = parentOf(e)) {
       const style = getComputedStyle(e);
-      if (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0') return true;
+      if (style.display === 'none' || style.visibility === 'hidden'
+          || style.opacity === '0') return true;
       if (style.position === 'fixed') return true;   // does not scroll with the page
     }
     return false;
@@ -35,8 +36,14 @@ LEAVES_JS = r"""() => {
       const style = getComputedStyle(e);
       if (style.overflowX !== 'visible' || style.overflowY !== 'visible') {
         const c = e.getBoundingClientRect();
-        if (style.overflowX !== 'visible') { box.left = Math.max(box.left, c.left); box.right = Math.min(box.right, c.right); }
-        if (style.overflowY !== 'visible') { box.top = Math.max(box.top, c.top); box.bottom = Math.min(box.bottom, c.bottom); }
+        if (style.overflowX !== 'visible') {
+          box.left = Math.max(box.left, c.left);
+          box.right = Math.min(box.right, c.right);
+        }
+        if (style.overflowY !== 'visible') {
+          box.top = Math.max(box.top, c.top);
+          box.bottom = Math.min(box.bottom, c.bottom);
+        }
       }
     }
     return box;
@@ -50,7 +57,7 @@ LEAVES_JS = r"""() => {
                  width: b.right - b.left, height: b.bottom - b.top});
   };
   const isFigure = (el) => el.classList && (el.classList.contains('bk-Figure')
-      || el.classList.contains('bk-GridPlot') || el.classList.contains('bk-GridBox') && false);
+      || el.classList.contains('bk-GridPlot'));
   const walk = (root) => {
     for (const node of root.childNodes) {
       if (node.nodeType === Node.TEXT_NODE) {
@@ -67,14 +74,17 @@ LEAVES_JS = r"""() => {
       if (['STYLE', 'SCRIPT', 'LINK', 'TEMPLATE', 'OPTION'].includes(el.tagName)) continue;
       if (isFigure(el)) {
         if (!hidden(el)) {
-          const name = el.getAttribute('aria-label') || (el.parentElement && el.parentElement.getAttribute && el.parentElement.getAttribute('aria-label')) || 'figure';
+          const parent = el.parentElement;
+          const name = el.getAttribute('aria-label')
+            || (parent && parent.getAttribute('aria-label')) || 'figure';
           add('figure', name, el, el.getBoundingClientRect());
         }
         continue;
       }
       if (CONTROLS.has(el.tagName)) {
         if (!hidden(el) && el.type !== 'hidden')
-          add('control', el.innerText || el.value || el.getAttribute('aria-label') || el.type, el, el.getBoundingClientRect());
+          add('control', el.innerText || el.value || el.getAttribute('aria-label') || el.type,
+              el, el.getBoundingClientRect());
         continue;
       }
       if (el.shadowRoot) walk(el.shadowRoot);
@@ -123,7 +133,8 @@ BLOCKED_JS = r"""() => {
             && r.top >= view.top && r.bottom <= view.bottom && r.left >= view.left
             && r.right <= view.right) {
           const at = deepAt(r.left + r.width / 2, r.top + r.height / 2);
-          if (at && !contains(el, at) && !contains(at, el)) out.push(el.innerText.trim().slice(0, 40));
+          if (at && !contains(el, at) && !contains(at, el))
+            out.push(el.innerText.trim().slice(0, 40));
         }
       }
       if (el.shadowRoot) walk(el.shadowRoot);
