@@ -59,6 +59,11 @@ def _normalise_into(dest: np.ndarray, X: np.ndarray, *, normalize: bool, center:
 class StackedTasks:
     """Per-task data stacked with offsets, optionally centred and Eq. (1)-normalised.
 
+    The one datafit of the rMTFL family's solvers (block CD, MFISTA): ``f(W)`` above, its
+    gradient, its gradient at 0 (whose dual norms are the penalties' ``lambda_max``,
+    :mod:`explorer.solvers.penalties`) and a Lipschitz lower bound; the compiled kernels
+    read its arrays (design, responses, offsets, weights).
+
     Parameters
     ----------
     X : ndarray (n_samples, d); y : ndarray (n_samples,); task : ndarray of int (n_samples,)
