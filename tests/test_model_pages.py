@@ -536,3 +536,25 @@ def test_a_scenario_chosen_after_its_page_was_built_shows_its_values_in_the_widg
         assert getattr(page.params, name) == value            # what the fit uses
         assert page.form.widgets[name].value == value, name    # what the widget reads
         assert page.state.to_query()[f"{preset['page']}.{name}"] == str(value)   # the link
+
+
+def test_without_a_truth_the_estimate_stands_alone_and_the_truth_comes_back_on_the_reveal():
+    """Issue 39: Outliers on School gave half its first screen to an empty "True W" box. With
+    no truth (hidden, or real data) the story row holds the estimate alone, at the pair's
+    width and with its own colour bar; the reveal puts the truth back beside it."""
+    from explorer.viz.live import EstimateTruthView
+
+    page = build("outliers")
+    pair = next(v for v in page.views if isinstance(v, EstimateTruthView))
+    estimate, truth = pair.estimate.heatmap.figure, pair.truth.heatmap.figure
+    assert [pane.object for pane in page.story.objects] == [estimate, truth]
+    assert estimate.right == [] and estimate.frame_width == pair.frame
+    page.state.hide_truth = True
+    assert [pane.object for pane in page.story.objects] == [estimate]
+    assert estimate.frame_width > 2 * pair.frame and estimate.right == [pair._estimate_bar]
+    assert "no truth" in estimate.title.text
+    run(page)
+    assert "none, the truth is hidden or unknown" in pair.caption.text
+    page.state.hide_truth = False
+    assert [pane.object for pane in page.story.objects] == [estimate, truth]
+    assert estimate.right == [] and "no truth" not in estimate.title.text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -148,9 +150,10 @@ def test_a_large_matrix_travels_at_display_resolution_and_keeps_its_zero_pattern
     assert small.pool == (1, 1) and len(small._hover.tooltips) == 3
 
 
-def test_crowded_category_axes_have_no_ticks_and_get_them_back():
-    """Past MAX_CATEGORY_LABELS names an axis has no ticks (the browser would measure every
-    hidden label on each relayout); a data set with few names labels them again."""
+def test_crowded_category_axes_label_every_kth_name_and_get_them_all_back():
+    """Past the labels an axis holds apart (15 px each, at most MAX_CATEGORY_LABELS), every
+    k-th name is labelled (27 features in a 220 px frame were one smear of 27 labels; 139
+    school names had none); a data set with few names labels each again."""
     from bokeh.models import CategoricalTicker, CustomJSTicker
 
     from explorer.viz.style import MAX_CATEGORY_LABELS
@@ -158,11 +161,19 @@ def test_crowded_category_axes_have_no_ticks_and_get_them_back():
     many = [f"feature {j}" for j in range(MAX_CATEGORY_LABELS + 1)]
     view = MatrixHeatmap(["T0", "T1"], many, limit=1.0)
     assert isinstance(view.figure.xaxis[0].ticker, CustomJSTicker)
-    assert view.figure.xaxis[0].ticker.major_code == ""   # no ticks
+    every = int(re.search(r"i % (\d+) === 0", view.figure.xaxis[0].ticker.major_code)[1])
+    assert every >= 2 and -(-len(many) // every) * 15 <= view.figure.width - 170 + 15
     assert isinstance(view.figure.yaxis[0].ticker, CategoricalTicker)
     view.set_names(many, ["a", "b"])
     assert isinstance(view.figure.xaxis[0].ticker, CategoricalTicker)
     assert isinstance(view.figure.yaxis[0].ticker, CustomJSTicker)
+    features = [f"x{j}" for j in range(27)]     # School's W: 27 features in a 220 px frame
+    school = MatrixHeatmap([f"school {t}" for t in range(139)], features, limit=1.0)
+    school.figure.frame_width = school.figure.frame_height = 220
+    school.set_names(school.row_names, features)
+    for axis, n in ((school.figure.xaxis[0], 27), (school.figure.yaxis[0], 139)):
+        every = int(re.search(r"i % (\d+) === 0", axis.ticker.major_code)[1])
+        assert -(-n // every) <= 220 // 15, (n, every)   # the labels drawn fit apart
     bars = BarView([f"T{t}" for t in range(MAX_CATEGORY_LABELS + 1)], ["model", "single-task"])
     assert isinstance(bars.figure.xaxis[0].ticker, CustomJSTicker)
     bars.set_categories(["T0", "T1"])

@@ -30,8 +30,8 @@ from explorer._compat import (
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CsvUpload", "FramePacer", "LiveText", "ShownPageLayout", "figure_pane", "intro_card",
-           "set_flex_objects", "status_line"]
+__all__ = ["CsvUpload", "FramePacer", "LiveText", "ShownPageLayout", "beside", "figure_pane",
+           "intro_card", "set_flex_objects", "status_line"]
 
 
 class CsvUpload(JSComponent):
@@ -280,3 +280,23 @@ def intro_card(markdown: str, *, collapsed: bool = True, font_size: str = "15px"
                    collapsed=collapsed, sizing_mode="stretch_width", margin=(0, 10, 5, 10),
                    header_css_classes=["intro-header"],
                    stylesheets=[":host .card-title { font-size: 1.35em; font-weight: 600; }"])
+
+
+def beside(left, right, *, right_least: int) -> pn.Row:
+    """``left`` and ``right`` in one row while the row is wide enough for ``right`` to get
+    ``right_least`` px beside ``left``; in a narrower window (1024 px with the sidebar open)
+    ``right`` goes under ``left``, at the full width, instead of past the window's edge.
+
+    The row wraps (CSS ``flex-wrap``), and its least width is not the sum of its items'
+    (Panel adds them up into the row's ``min_width``, which would make it overflow rather
+    than wrap): ``right``'s least width is a style of its own, which the browser uses to
+    decide where the line breaks.
+
+    >>> row = beside(pn.Column(width=300), pn.Column(sizing_mode="stretch_width"),
+    ...              right_least=620)
+    >>> row[1].styles["min-width"]
+    'min(100%, 620px)'
+    """
+    right.styles = {**right.styles, "min-width": f"min(100%, {int(right_least)}px)"}
+    return pn.Row(left, right, sizing_mode="stretch_width",
+                  stylesheets=[":host { flex-wrap: wrap; min-width: 0 !important; }"])

@@ -239,8 +239,10 @@ class PageTools(pn.viewable.Viewer):
         self._code, self._figures, self._results = code, figures, results
         self._has_results = has_results or (lambda: False)
         self.code_toggle = pn.widgets.Toggle(label="Show code", width=110)
+        # long lines scroll inside the code's own box, never past the window's edge
         self.code = pn.pane.HTML("", visible=False, sizing_mode="stretch_width",
-                                 styles={"font-size": "13px"})
+                                 styles={"font-size": "13px"},
+                                 stylesheets=["pre { overflow-x: auto; max-width: 100%; }"])
         self.code_toggle.param.watch(self._toggle_code, "value")
         self.figures_button = pn.widgets.FileDownload(
             callback=self._figures_file, filename=f"{slug}-figures.html",

@@ -36,7 +36,13 @@ import panel as pn
 import param
 
 from explorer.app.access import name_figures, name_panes
-from explorer.app.components import LiveText, figure_pane, intro_card, set_flex_objects
+from explorer.app.components import (
+    LiveText,
+    beside,
+    figure_pane,
+    intro_card,
+    set_flex_objects,
+)
 from explorer.app.export import MATRIX_CODE, PageTools, dataset_code, results_csv, savable
 from explorer.app.fit_session import FitJob
 from explorer.app.runner import LiveFitRunner
@@ -56,6 +62,12 @@ from explorer.viz.live import BarView, LiveView, ObjectiveView, TruthMatrixView,
 # figure_pane: a page's panels make their figures' panes with it (themed when made late)
 __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PagePanel", "figure_pane",
            "per_task_error", "settings_form"]
+
+
+#: Least width of a model page's right-hand column (px): the story's pair of figures. Beside
+#: the 300 px settings it fits a 1366 px window with the sidebar open; in a narrower one the
+#: column goes under the settings.
+STORY_MIN_WIDTH = 620
 
 
 def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
@@ -336,6 +348,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._panes: dict[int, pn.pane.Bokeh] = {}   # id(figure) -> its pane
         self._first_draw = True    # the page has not been drawn yet
         self._all_shown = False    # every figure made so far has its pane in the body
+        self._listed: list[int] = []   # ids of the figures the panes were last arranged for
         self.body = pn.FlexBox(sizing_mode="stretch_width")
         self.story = pn.Row(margin=0)
         self.captions = pn.Column(margin=0)
@@ -359,13 +372,14 @@ class ModelPageView(pn.viewable.Viewer):
         # One screen at 1366 x 768 tells the story: the settings and the per-task errors on
         # the left; on the right the Run controls, the headline and the story's figures in
         # one row (an estimate beside its truth); everything else below, across the width.
+        # (in a narrower window the right-hand column goes under the settings: ``beside``)
         self._layout = pn.Column(
             intro_card(page.intro),
-            pn.Row(self._settings_column,
+            beside(self._settings_column,
                    pn.Column(self.note, self.scenario_button, self.runner, self.summary,
                              self.story, self.captions, self.details, self.tools,
                              sizing_mode="stretch_width", margin=0),
-                   sizing_mode="stretch_width"),
+                   right_least=STORY_MIN_WIDTH),
             self.body,
             *[panel.layout for panel in self.panels if panel.below],
             sizing_mode="stretch_width")
@@ -420,8 +434,10 @@ class ModelPageView(pn.viewable.Viewer):
         name_figures(self.errors.figure)
         for panel in () if frame else self.panels:
             name_panes(panel.layout)
-        if self._all_shown and len(figures) == len(self._panes):
+        listed = [id(fig) for fig in figures]
+        if self._all_shown and listed == self._listed:
             return   # every frame comes here: nothing new
+        self._listed = listed   # (a view may drop a figure: a truth the data do not have)
         for fig in figures:
             if id(fig) not in self._panes:
                 self._panes[id(fig)] = figure_pane(savable(fig))   # (maybe in a callback)

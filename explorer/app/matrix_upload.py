@@ -105,9 +105,9 @@ class YourMatrixPanel(PagePanel):
                 self.view = EstimateTruthView(KEY, "Your matrix", "task_relation", "Truth",
                                               frame=200)
                 # (made in a session callback: themed through figure_pane)
-                set_flex_objects(self.result, [
-                    pn.Row(*[figure_pane(fig) for fig in self.view.figures], design=None),
-                    figure_pane(self.view.caption)])
+                self._panes = {id(fig): figure_pane(fig) for fig in self.view.figures}
+                self._pair = pn.Row(design=None)
+                set_flex_objects(self.result, [self._pair, figure_pane(self.view.caption)])
             key = self.truth_key.value or ""
             truth = (self._train.truth or {}).get(key)
             # one colour scale for both, wide enough for either
@@ -118,4 +118,8 @@ class YourMatrixPanel(PagePanel):
             self.view.truth.title = f"True {key}" if key else "Truth (none for these data)"
             self.view.set_data(self._train)
             self.view.update(types.SimpleNamespace(matrices={KEY: self._matrix}))
+            # the pair, or the matrix alone where the data have no truth (School)
+            shown_panes = [self._panes[id(fig)] for fig in self.view.figures]
+            if [id(p) for p in self._pair.objects] != [id(p) for p in shown_panes]:
+                self._pair.objects = shown_panes
         self.result.visible = shown

@@ -34,7 +34,9 @@ from .style import (
     TICK_FONT,
     ZERO_COLOR,
     category_ticks,
+    label_every,
     label_orientation,
+    labels_fit,
     set_columns,
     style_figure,
 )
@@ -183,9 +185,10 @@ class MatrixHeatmap:
         fig.grid.grid_line_color = None
         fig.x_range.range_padding = fig.y_range.range_padding = 0
         # The colour bar makes the fixed limits readable (a cell's value needs no hover).
-        if color_bar:
-            fig.add_layout(ColorBar(color_mapper=self.color_mapper, width=10,
-                                    major_label_text_font_size="10pt"), "right")
+        self.color_bar = (ColorBar(color_mapper=self.color_mapper, width=10,
+                                   major_label_text_font_size="10pt") if color_bar else None)
+        if self.color_bar is not None:
+            fig.add_layout(self.color_bar, "right")
         style_figure(fig)
         self._style_axes()
 
@@ -204,11 +207,16 @@ class MatrixHeatmap:
             if hasattr(self, "_hover"):
                 self._hover.tooltips = self._tooltips()
         # names side by side when they fit the plot's frame (the figure less the row names
-        # and the colour bar), slanted when they would overlap
+        # and the colour bar), slanted when they would overlap; as many as the frame holds
+        # apart (27 features in a 220 px frame: every second one)
+        frame_width = fig.frame_width or max(fig.width - 170, 80)
+        frame_height = fig.frame_height or max(fig.height - 90, 60)
+        x_fits = labels_fit(frame_width)
+        names = getattr(self, "col_names", [""] * c)
         fig.xaxis.major_label_orientation = label_orientation(
-            getattr(self, "col_names", [""] * c), fig.frame_width or max(fig.width - 170, 80))
-        category_ticks(fig.xaxis, c)
-        category_ticks(fig.yaxis, r, self.max_row_names)
+            names[::label_every(c, x_fits)], frame_width)
+        category_ticks(fig.xaxis, c, x_fits)
+        category_ticks(fig.yaxis, r, min(self.max_row_names, labels_fit(frame_height)))
         small = r <= MAX_CATEGORY_LABELS and c <= MAX_CATEGORY_LABELS
         self._borders.data = {
             "xs": ([[k, k] for k in range(1, c)] + [[0, c] for _ in range(1, r)]) if small else [],
@@ -618,7 +626,11 @@ class TruthMatrixView(SnapshotMatrixView):
     def set_data(self, dataset) -> None:
         super().set_data(dataset)
         truth = (getattr(dataset, "truth", None) or {}).get(self.key)
-        if truth is None:   # real data, or the truth hidden for a class: nothing to show
+        # Real data, or the truth hidden for a class: no figure at all (an empty grey box
+        # took half of the first screen of Outliers on School); the page shows the others
+        # in its place, and the figure again with data that have the truth.
+        self.figures = [] if truth is None else [self.heatmap.figure]
+        if truth is None:
             self.heatmap.clear()
             self.heatmap.figure.title.text = f"{self.title} (hidden, or unknown here)"
             return
@@ -683,7 +695,11 @@ class EstimateTruthView(LiveView):
                  columns: str = "tasks", layout: str = "tasks x columns", limit=None,
                  entries: str = "off-diagonal", frame: int = 220):
         size = {"columns": columns, "layout": layout, "limit": limit}
-        self.estimate = SnapshotMatrixView(key, title, color_bar=False, **size)
+        self.estimate = SnapshotMatrixView(key, title, **size)
+        self.estimate_title = title
+        # the pair's colour bar is the truth's; the estimate shows its own when alone
+        self._estimate_bar = self.estimate.heatmap.color_bar
+        self.estimate.heatmap.figure.right = []
         self.truth = TruthMatrixView(truth_key, truth_title, **size)
         self.parts = (self.estimate, self.truth)
         self.entries = entries
@@ -702,16 +718,26 @@ class EstimateTruthView(LiveView):
         self._comparison = None   # the data's truth, prepared for every frame's comparison
 
     def set_data(self, dataset) -> None:
+        truth = (getattr(dataset, "truth", None) or {}).get(self.truth.key)
+        # Without a truth (real data, or hidden for a class to guess) the estimate stands
+        # alone at the width of the pair: no empty box beside it, and a wide matrix (139
+        # schools) gets the room its columns need.
+        alone = truth is None
+        estimate = self.estimate.heatmap.figure
+        estimate.frame_width = 2 * self.frame + 60 if alone else self.frame
+        estimate.right = [self._estimate_bar] if alone else []
+        estimate.title.text = self.estimate_title + (
+            " (no truth to compare with here)" if alone else "")
         self.estimate.set_data(dataset)
         self.truth.set_data(dataset)
         from explorer.compare.agreement import TruthComparison
 
-        truth = (getattr(dataset, "truth", None) or {}).get(self.truth.key)
+        self.figures = [estimate] + ([] if alone else [self.truth.heatmap.figure])
         self._comparison = (None if truth is None
                             else TruthComparison(truth, entries=self.entries))
         self.caption.text = ("" if truth is not None else
-                             "<b>Agreement with the truth</b>: the truth is hidden, or unknown "
-                             "for these data.")
+                             "<b>Agreement with the truth</b>: none, the truth is hidden or "
+                             "unknown for these data: the estimate stands alone.")
 
     def update(self, snapshot) -> None:
         self.estimate.update(snapshot)

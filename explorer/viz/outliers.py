@@ -16,7 +16,14 @@ from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, Span
 from bokeh.plotting import figure
 
 from .live import LiveView
-from .style import category_ticks, label_orientation, set_columns, style_figure
+from .style import (
+    category_ticks,
+    label_every,
+    label_orientation,
+    labels_fit,
+    set_columns,
+    style_figure,
+)
 
 __all__ = ["OUTCOME_COLORS", "OutlierBars", "OutlierScoresView", "detection_outcomes"]
 
@@ -119,9 +126,11 @@ class OutlierBars:
         with_truth = self.truth is not None
         for outcome, item in self._legend_items.items():
             item.visible = (outcome not in ("outlier", "shares")) == with_truth
-        self.figure.xaxis.major_label_orientation = label_orientation(self.task_names,
-                                                                      self.figure.width)
-        category_ticks(self.figure.xaxis, len(self.task_names))
+        fits = labels_fit(self.figure.width - 80)   # the plot's frame, less the value axis
+        every = label_every(len(self.task_names), fits)
+        self.figure.xaxis.major_label_orientation = label_orientation(
+            self.task_names[::every], self.figure.width)
+        category_ticks(self.figure.xaxis, len(self.task_names), fits)
 
     def set_tasks(self, task_names: Sequence[str], truth=None) -> None:
         """Re-target to other tasks (a new data set), patching the figure in place."""

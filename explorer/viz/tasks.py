@@ -267,7 +267,7 @@ def scatter_frame(dataset: MultiTaskDataset, *, max_tasks: int = 8,
         label = ([str(v) for v in values.tolist()] if classification
                  else [f"{v:.2f}" for v in values.tolist()])
         panels.append({"name": str(dataset.task_names[t]),
-                       "title": f"{dataset.task_names[t]}  (n = {n})",
+                       "title": f"{_short(str(dataset.task_names[t]))} (n = {n})",
                        "x": Z[rows, 0], "y": Z[rows, 1],
                        "color": colors[code[rows]].tolist(), "label": label})
     return {"panels": panels, "x_range": _padded_limits(Z[:, 0]),
@@ -279,6 +279,15 @@ def _padded_limits(values: np.ndarray) -> tuple[float, float]:
     low, high = float(np.min(values)), float(np.max(values))
     pad = 0.05 * (high - low) if high > low else 1.0
     return low - pad, high + pad
+
+
+def _short(name: str, most: int = 13) -> str:
+    """A task's name cut to fit its panel's title (the hover names it whole).
+
+    >>> _short("T6 unrelated"), _short("a school with a long name")
+    ('T6 unrelated', 'a school with…')
+    """
+    return name if len(name) <= most else name[:most].rstrip() + "…"
 
 
 class TaskScatterGrid:
@@ -304,8 +313,8 @@ class TaskScatterGrid:
     #: Of a panel's width and height: the margin around its plot area, the band for its title.
     PAD, TITLE_BAND = 0.05, 0.13
 
-    def __init__(self, *, cell_width: int = 225, cell_height: int = 210,
-                 max_columns: int = 4, title: str = ""):
+    def __init__(self, *, cell_width: int = 175, cell_height: int = 170,
+                 max_columns: int = 3, title: str = ""):
         self.cell_width, self.cell_height, self.max_columns = cell_width, cell_height, max_columns
         self.columns, self.rows = 1, 1
         self.points = ColumnDataSource({key: [] for key in

@@ -1,5 +1,6 @@
 """What a person sees overlap: the boxes of a page's visible leaves, measured in the browser.
 
+Two controls of one widget (a number field's spin buttons drawn in its box) are not a pair.
 A leaf is a figure (a Bokeh plot's element: what it draws is its own business), a control
 (button, input, select, text area: the text inside is part of it) or a line of text (each
 text node's rendered line boxes, from a ``Range``). The walk goes into shadow roots, so
@@ -48,11 +49,17 @@ LEAVES_JS = r"""() => {
     }
     return box;
   };
+  const owners = new Map();   // a widget's shadow root -> a number
+  const ownerOf = (el) => {
+    const root = el.getRootNode();
+    if (!owners.has(root)) owners.set(root, owners.size);
+    return owners.get(root);
+  };
   const add = (kind, label, el, r) => {
     if (r.width < 2 || r.height < 2) return;
     const b = clipped(el, r);
     if (b.right - b.left < 2 || b.bottom - b.top < 2) return;
-    leaves.push({kind, label: (label || '').trim().slice(0, 60),
+    leaves.push({kind, label: (label || '').trim().slice(0, 60), owner: ownerOf(el),
                  x: b.left + scrollX, y: b.top + scrollY,
                  width: b.right - b.left, height: b.bottom - b.top});
   };
@@ -144,10 +151,20 @@ BLOCKED_JS = r"""() => {
   return out;
 }"""
 
-#: The page's horizontal overflow: how far its content reaches past the window's width.
+#: How far the page's content reaches past the right edge of the window, or of the main
+#: scrolling area (the template's main column scrolls sideways instead of cutting off, but
+#: a teacher at 1024 px sees only its left part).
 CUT_OFF_JS = r"""() => {
+  let worst = 0;
   const doc = document.scrollingElement || document.documentElement;
-  return Math.max(0, doc.scrollWidth - doc.clientWidth);
+  worst = Math.max(worst, doc.scrollWidth - doc.clientWidth);
+  for (const el of document.querySelectorAll('*')) {
+    const style = getComputedStyle(el);
+    if (/(auto|scroll|hidden)/.test(style.overflowX) && el.clientHeight > 200
+        && el.clientWidth > 300 && el.scrollWidth > el.clientWidth)
+      worst = Math.max(worst, el.scrollWidth - el.clientWidth);
+  }
+  return worst;
 }"""
 
 
@@ -168,9 +185,15 @@ def overlaps(leaves: list[dict], *, tolerance: float = 2.0) -> list[tuple[dict, 
                 break
             dx = min(p["x"] + p["width"], q["x"] + q["width"]) - max(p["x"], q["x"])
             dy = min(p["y"] + p["height"], q["y"] + q["height"]) - max(p["y"], q["y"])
-            if dx > tolerance and dy > tolerance:
+            if dx > tolerance and dy > tolerance and not _one_widget(p, q):
                 found.append((p, q))
     return found
+
+
+def _one_widget(p: dict, q: dict) -> bool:
+    """Two controls of one widget (a number field and its spin buttons) overlap by design."""
+    return (p["kind"] == q["kind"] == "control" and "owner" in p
+            and p["owner"] == q.get("owner"))
 
 
 def describe(pairs: list[tuple[dict, dict]]) -> str:

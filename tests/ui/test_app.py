@@ -620,20 +620,44 @@ def test_compare_page_runs_downloads_shows_code_and_cancels(app_url, page, new_p
     expect(page.get_by_role("button", name="▶ Run comparison")).to_be_enabled()
 
 
-def test_shared_vs_separate_on_the_opening_data_beats_separate_models(app_url, new_page):
-    """The data the app opens on show the point: after a fit (Fast) the summary's mean test
-    error of the shared model is below the separate models'."""
-    page = open_app(new_page({"width": 1366, "height": 768}),
-                    app_url + "?page=shared_vs_separate")
+@pytest.mark.parametrize(("slug", "baseline"), [
+    ("shared_vs_separate", "separate"), ("trees", "single-task"), ("mtboost", "AnyBoost"),
+    ("mtknn", "per-task")])
+def test_on_the_opening_data_the_model_beats_its_single_task_baseline(app_url, new_page, slug,
+                                                                      baseline):
+    """The data the app opens on, at the seed a newcomer sees, show the point: after a fit
+    (Fast) the summary reads "Mean test error ...: model X, <baseline> Y" with X < Y."""
+    page = open_app(new_page({"width": 1366, "height": 768}), app_url + f"?page={slug}")
     page.get_by_text("Ready.").first.wait_for()
     page.get_by_role("button", name="Fast").click()
     expect(page.get_by_role("combobox", name="Speed")).to_have_value("unthrottled")
-    page.get_by_text("Mean test error").first.wait_for(timeout=60_000)
-    note = page.get_by_text("Mean test error").first.inner_text()
-    found = re.search(r"model (\d\.\d{3}), separate (\d\.\d{3})", note)
+    page.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.wait_for(timeout=120_000)
+    note = page.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.inner_text()
+    found = re.search(rf"Mean test error \([^)]*\): model (\d\.\d{{3}}), {re.escape(baseline)} "
+                      r"(\d\.\d{3})", note)
     assert found, note
-    shared, separate = (float(v) for v in found.groups())
-    assert shared < separate, note
+    model, single = (float(v) for v in found.groups())
+    assert model < single, note
+
+
+def test_fast_on_a_fresh_page_starts_the_fit(app_url, page):
+    open_app(page, app_url + "?page=mtknn")
+    page.get_by_text("Ready.").first.wait_for()
+    page.get_by_role("button", name="Fast").click()
+    expect(page.get_by_role("status").filter(has_text=re.compile(r"running|done"))
+           .first).to_be_visible(timeout=2_000)
+
+
+def test_a_scenario_chosen_after_its_page_sets_the_slider_the_fit_uses(app_url, page):
+    """Shared vs separate first, then the scenario "When sharing hurts" (coupling 10): the
+    slider reads 10, as the link and the fit do (it read 0.1)."""
+    open_app(page, app_url + "?page=shared_vs_separate")
+    page.get_by_text("Ready.").first.wait_for()
+    coupling = r"Coupling \(pull towards shared\): "
+    expect(page.get_by_text(re.compile(coupling + r"0\.1(?![\d.])")).first).to_be_visible()
+    page.get_by_role("combobox", name="Scenario").select_option(label="When sharing hurts")
+    page.wait_for_function("() => window.location.search.includes('coupling=10')")
+    expect(page.get_by_text(re.compile(coupling + r"10(\.0)?(?![\d.])")).first).to_be_visible()
 
 
 def test_compare_shows_its_average_column_without_scrolling_sideways(app_url, new_page):

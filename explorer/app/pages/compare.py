@@ -12,7 +12,7 @@ import time
 import panel as pn
 
 from explorer.app.comparison import ComparisonResults, run_comparison, truth_matrices
-from explorer.app.components import intro_card
+from explorer.app.components import beside, intro_card
 from explorer.app.export import dataset_code
 from explorer.app.kit import settings_form
 from explorer.app.work import TURNS, Cancelled, busy, locked
@@ -82,10 +82,10 @@ class ComparePage(pn.viewable.Viewer):
         self._progress_seen = (0, 1)
         self._layout = pn.Column(
             intro_card(INTRO),
-            pn.Row(pn.Column(self.form, width=360),
+            beside(pn.Column(self.form, width=360),
                    pn.Column(pn.Row(self.run_button, self.cancel_button), self.progress,
                              self.status, self.results.summary, sizing_mode="stretch_width"),
-                   sizing_mode="stretch_width"),
+                   right_least=560),
             self.results.figures, sizing_mode="stretch_width")
         state.param.watch(locked(self._data_changed), "dataset")
         self._data_changed()
