@@ -90,7 +90,7 @@ class CompareSettings(param.Parameterized):
     n_neighbors = from_constraint(MTKNN, "n_neighbors",
                                   also=[(MTKR, "n_neighbors"), (KNNPerTask, "n_neighbors"),
                                         (KernelRegressionPerTask, "n_neighbors")],
-                                  default=5, bounds=(None, 50), label="Neighbours k",
+                                  bounds=(None, 50), label="Neighbours k",
                                   doc="Neighbours of the KNN and kernel-regression methods.")
     n_clusters = from_constraint(TLTF, "n_clusters", default=3, bounds=(None, 10),
                                  label="TL-TF: experts",

@@ -40,26 +40,26 @@ rises. The last plot refits for k = 5..40 (the paper's Figure 4).
 
 class NeighbourhoodParams(param.Parameterized):
     """Hyper-parameters of the page (URL keys ``mtknn.<name>``), derived from MT-KNN's (and
-    MT-KR's and the per-task baselines') declarations, narrowed to a teaching range."""
+    MT-KR's and the per-task baselines') declarations, narrowed to a teaching range; the
+    defaults are MT-KNN's."""
 
     log_scale = ("asymmetry", "ridge")
 
     k = from_constraint(MTKNN, "n_neighbors", also=[(MTKR, "n_neighbors"),
                                                     (KNNPerTask, "n_neighbors"),
                                                     (KernelRegressionPerTask, "n_neighbors")],
-                        default=5, bounds=(None, 40), label="Neighbours k",
+                        bounds=(None, 40), label="Neighbours k",
                         doc="Number of nearest neighbours, taken from all tasks.")
     asymmetry = from_constraint(MTKNN, "lambda_asymmetry", also=[(MTKR, "lambda_asymmetry")],
-                                default=1.0, bounds=(1e-3, 100.0),
+                                bounds=(1e-3, 100.0),
                                 label="Symmetry pull (lambda1)",
                                 doc="Weight of ||W - W^T||^2: pulls w_qr towards w_rq.")
-    ridge = from_constraint(MTKNN, "lambda_ridge", also=[(MTKR, "lambda_ridge")], default=1.0,
+    ridge = from_constraint(MTKNN, "lambda_ridge", also=[(MTKR, "lambda_ridge")],
                             bounds=(1e-3, 100.0), label="Size of W (lambda2)",
                             doc="Weight of ||W||^2.")
-    loss = from_constraint(MTKNN, "loss", default="hinge", label="Loss",
+    loss = from_constraint(MTKNN, "loss", label="Loss",
                            doc="Classification loss (MT-KR always uses the square loss).")
-    solver = from_constraint(MTKNN, "solver", also=[(MTKR, "solver")], default="auto",
-                             label="Solver",
+    solver = from_constraint(MTKNN, "solver", also=[(MTKR, "solver")], label="Solver",
                              doc="auto: dual up to 50 tasks, projected above (square loss); "
                                  "dual: exact (interior point / dual QP), stops at the optimum; "
                                  "projected: exact, matrix-free (square loss, any number of "
