@@ -140,15 +140,15 @@ def cv_folds(train: MultiTaskDataset, cv: int, rng: np.random.Generator) -> np.n
 def _cv_score(job: Job, candidate: dict, train: MultiTaskDataset, folds: np.ndarray,
               seed: int, positive: np.ndarray) -> float:
     """The candidate's inner-CV score (greater is better): the metric of the out-of-fold
-    predictions of every held-out row, pooled over the folds and scored once.
+    predictions of every held-out row, pooled over the folds and scored once
+    (:func:`pooled_cv_score`).
 
     Scoring each fold on its own and averaging would normalise a regression task's nMSE by
     the variance of the few rows it holds out of that fold (about 8 per task at 24%
     training on School, 1 for the smallest schools): a single held-out row has variance 0,
     its nMSE is infinite for every candidate, and the tie went to the first of the grid.
     Pooled, each task's nMSE divides by the variance of all its training rows, as the test
-    score does with the test rows. Tasks whose value is not finite for this candidate (a
-    task whose training targets are all equal) are left out of its average.
+    score does with the test rows.
     """
     metric = job.metrics[0]
     held_rows, predictions, scores = [], [], []
@@ -165,6 +165,33 @@ def _cv_score(job: Job, candidate: dict, train: MultiTaskDataset, folds: np.ndar
         held_rows.append(np.flatnonzero(held))
         predictions.append(fold_predictions)
         scores.append(fold_scores)
+    return pooled_cv_score(metric, train, held_rows, predictions, scores, positive)
+
+
+def pooled_cv_score(metric: Metric, train: MultiTaskDataset, held_rows: list,
+                    predictions: list, scores: list, positive: np.ndarray | None) -> float:
+    """One candidate's inner-CV score (greater is better) from its out-of-fold outputs.
+
+    Parameters
+    ----------
+    metric : Metric
+    train : MultiTaskDataset
+        The training part the folds were cut from.
+    held_rows : list of ndarray of int
+        Each fold's held-out rows of ``train``, shape (n_held_k,).
+    predictions, scores : list of (ndarray of shape (n_held_k,) or None)
+        Each fold's model's outputs on its held-out rows (:func:`estimator_outputs`).
+    positive : ndarray of shape (n_tasks,) or None
+        Each task's relevant label (:func:`positive_labels`).
+
+    Returns
+    -------
+    float
+        The metric of the pooled rows (negated when lower is better), ``-inf`` without
+        held-out rows or when it is not finite. Tasks whose value is not finite for this
+        candidate (a task whose training targets are all equal) are left out of its
+        average.
+    """
     if not held_rows:
         return -np.inf
     rows = np.concatenate(held_rows)
@@ -277,6 +304,34 @@ def _check_grid(param_grid, estimators: dict) -> dict[str, tuple[dict, ...]]:
     return grids
 
 
+def _check_fraction(train_fraction) -> float:
+    if isinstance(train_fraction, bool) or not isinstance(train_fraction, (int, float)) \
+            or not 0 < train_fraction < 1:
+        raise ValueError(f"train_fraction must be a number in (0, 1); got "
+                         f"{describe(train_fraction)}.")
+    return float(train_fraction)
+
+
+def _root_seed(random_state) -> int:
+    """``random_state`` checked, or a fresh one drawn when it is None."""
+    if random_state is None:
+        random_state = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+    return _check_int("random_state", random_state, 0)
+
+
+def _check_execution(n_jobs, backend, client) -> int:
+    """``n_jobs``, ``backend`` and ``client`` checked together (as :func:`compare` takes
+    them); returns ``n_jobs``."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 \
+            or n_jobs < -1:
+        raise ValueError(f"n_jobs must be a positive integer or -1; got {describe(n_jobs)}.")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {list(BACKENDS)}; got {describe(backend)}.")
+    if client is not None and backend != "dask":
+        raise ValueError(f"client is only used with backend='dask'; got backend={backend!r}.")
+    return int(n_jobs)
+
+
 def _check_callable(name: str, value):
     if value is not None and not callable(value):
         raise ValueError(f"{name} must be None or a callable; got {describe(value)}.")
@@ -284,15 +339,18 @@ def _check_callable(name: str, value):
 
 
 # ---------------------------------------------------------------------- execution
-def _run_sequential(jobs, dataset, on_done, should_stop):
+def _run_sequential(jobs, dataset, on_done, should_stop, run=run_job):
+    """Each job in turn, in this process: ``on_done(run(job, dataset))``; False when
+    ``should_stop()`` stopped it (checked before each job). The three executors take the
+    function of one job (``run``: :func:`run_job`, or the sweep's trial)."""
     for job in jobs:
         if should_stop():
             return False
-        on_done(run_job(job, dataset))
+        on_done(run(job, dataset))
     return True
 
 
-def _run_joblib(jobs, dataset, on_done, should_stop, backend, n_jobs):
+def _run_joblib(jobs, dataset, on_done, should_stop, backend, n_jobs, run=run_job):
     from joblib import Parallel, delayed
 
     stopped = threading.Event()
@@ -304,7 +362,7 @@ def _run_joblib(jobs, dataset, on_done, should_stop, backend, n_jobs):
             if stopped.is_set() or should_stop():
                 stopped.set()
                 return
-            yield delayed(run_job)(job, dataset)
+            yield delayed(run)(job, dataset)
 
     parallel = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered",
                         batch_size=1)
@@ -337,7 +395,7 @@ def _dask_client(client):
                      f"{describe(client)}.")
 
 
-def _run_dask(jobs, dataset, on_done, should_stop, client):
+def _run_dask(jobs, dataset, on_done, should_stop, client, run=run_job):
     from distributed import as_completed
 
     client, owned = _dask_client(client)
@@ -346,7 +404,7 @@ def _run_dask(jobs, dataset, on_done, should_stop, client):
         if should_stop():
             return False
         data = client.scatter(dataset, broadcast=True, hash=False)
-        futures = [client.submit(run_job, job, data, pure=False) for job in jobs]
+        futures = [client.submit(run, job, data, pure=False) for job in jobs]
         # each result through its own future (its own client): ``with_results`` gathers
         # through the *default* client, which a client opened from an address is not
         for future in as_completed(futures):
@@ -431,23 +489,12 @@ def compare(estimators: Mapping[str, object], dataset: MultiTaskDataset, *,
     if not isinstance(dataset, MultiTaskDataset):
         raise ValueError(f"dataset must be a MultiTaskDataset; got {describe(dataset)}.")
     n_trials = _check_int("n_trials", n_trials, 1)
-    if isinstance(train_fraction, bool) or not isinstance(train_fraction, (int, float)) \
-            or not 0 < train_fraction < 1:
-        raise ValueError(f"train_fraction must be a number in (0, 1); got "
-                         f"{describe(train_fraction)}.")
+    train_fraction = _check_fraction(train_fraction)
     metrics = tuple(resolve_metrics(metric, dataset.kind))
     cv = _check_int("cv", cv, 2)
     grids = _check_grid(param_grid, estimators)
-    if random_state is None:
-        random_state = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
-    random_state = _check_int("random_state", random_state, 0)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0 \
-            or n_jobs < -1:
-        raise ValueError(f"n_jobs must be a positive integer or -1; got {describe(n_jobs)}.")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {list(BACKENDS)}; got {describe(backend)}.")
-    if client is not None and backend != "dask":
-        raise ValueError(f"client is only used with backend='dask'; got backend={backend!r}.")
+    random_state = _root_seed(random_state)
+    n_jobs = _check_execution(n_jobs, backend, client)
     # One split up front: a data set that cannot be split fails here, with its message.
     dataset.split(float(train_fraction), random_state=job_seeds(random_state, 0, "")[0])
     if errors not in ("raise", "report"):
