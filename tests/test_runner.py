@@ -138,8 +138,8 @@ def test_clean_stop_with_slow_estimator():
     s.run()
     time.sleep(0.1)
     thread = s._thread
-    s.stop(timeout=2)
-    assert not thread.is_alive()
+    s.stop()                        # returns at once; the worker ends between two steps
+    assert s.join(2) and not thread.is_alive()
     produced = est.produced
     time.sleep(0.1)
     assert est.produced == produced
@@ -303,17 +303,17 @@ def test_stale_slider_values_do_not_pause_a_run():
 
 
 def test_a_worker_outliving_reset_never_writes_into_the_next_run():
-    # a step longer than reset()'s join timeout: the old worker must stay stopped
+    # reset() does not wait for a worker inside a long step: it must stay stopped
     slow = FakeEstimator(n=3, delay=0.6)
     s = FitSession(job(slow))
     s.run()
     time.sleep(0.1)                 # the worker is inside its first (slow) step
-    s.stop(timeout=0.05)            # gives up waiting; the worker is still running
-    with s._cond:
-        s._reset_fields()           # what reset() does after the join
-    time.sleep(1.0)                 # the old worker finishes its step meanwhile
+    s.reset()                       # returns at once; the worker is still running
+    assert s._stopped
+    assert s.join(5)                # the old worker finishes its step meanwhile
     assert s.version == 0 and len(s.record) == 0 and s.state == "idle"
     assert slow.produced == 1       # it finished that step, then stopped: no second one
+    assert not s._stopped           # and nothing of it is kept
 
 
 
@@ -408,3 +408,98 @@ def test_run_after_done_starts_the_fit_again_from_the_start():
     assert [snap.step for snap in runner.session.record.items()] == [1, 2, 3]
     runner.step()   # Step after "done" also starts again, and stops after one step
     assert runner.session.state == "paused" and rendered[-1].step == 1
+
+
+def test_a_reset_or_a_slider_change_never_waits_for_a_long_after_step():
+    """Must hold (issue 40): with an ``after`` step of 3 s running on the worker, a reset and
+    a slider change return on the caller (the event loop) long before the 3 s are over; a
+    new fit started right after gives the right result and the stopped fits' never shows."""
+    import dataclasses
+
+    from explorer.app.kit import ModelPage
+    from explorer.app.pages import PAGES
+    from explorer.app.state import ExplorerState
+
+    declared = next(p for p in PAGES if isinstance(p, ModelPage)
+                    and p.slug == "shared_vs_separate")
+    entered, release, calls = threading.Event(), threading.Event(), []
+
+    def after(model, inputs):           # on the worker, once the fit and baselines are done
+        calls.append(inputs.params.coupling)
+        number = len(calls)
+        entered.set()
+        if number <= 2:                 # the two fits that get stopped: 3 s (unless let go)
+            release.wait(3.0)
+        return {"call": number, "coupling": inputs.params.coupling}
+
+    page = dataclasses.replace(declared, after=after).build(
+        ExplorerState(dataset_name="task_family"))
+    runner = page.runner
+    runner._speed.value = "unthrottled"
+    try:
+        runner.run()
+        assert entered.wait(60) and runner.session.state == "running"   # in the after step
+        entered.clear()
+        start = time.perf_counter()
+        runner.reset()
+        assert time.perf_counter() - start < 0.5
+        assert runner.session.state == "idle" and runner.status == "Ready."
+
+        runner.run()
+        assert entered.wait(60) and runner.session.state == "running"
+        start = time.perf_counter()
+        page.params.coupling = 1.0      # what the slider does: the page resets its fit
+        assert time.perf_counter() - start < 0.5
+        assert runner.session.state == "idle" and len(calls) == 2
+
+        runner.run()                    # a new fit while both stopped ones still sleep
+        assert runner.session.wait(60)
+        runner.poll()
+        s = runner.session
+        assert s.state == "done", s.error
+        assert s.result.extra == {"call": 3, "coupling": 1.0} and not release.is_set()
+        train = page.state.train
+        fresh = declared.make(page.params, int(page.state.init_seed), train).fit(
+            train.X, train.y, train.task)
+        np.testing.assert_allclose(s.estimator.coef_, fresh.coef_)
+        shown, version, summary = s.result, s.version, page.summary.object
+        assert "Fitted in" in summary
+
+        release.set()                   # the stopped fits end their after steps now
+        assert s.join(5) and not s._stopped
+        runner.poll()
+        assert s.result is shown and s.version == version and s.state == "done"
+        assert page._last_result is shown and page.summary.object == summary
+    finally:
+        release.set()
+        runner.close()
+
+
+def test_a_warm_refit_waits_on_its_worker_for_the_stopped_one_to_let_go_of_the_estimator():
+    """A stopped worker may still be inside a step of the estimator a warm refit starts
+    again from: the new worker (not the caller) waits for it; one estimator, one thread."""
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    class Shared(FakeEstimator):
+        def fit_iter(self, X, y, task):
+            for i in range(1, self.n + 1):
+                with lock:
+                    inside[0] += 1
+                    most[0] = max(most[0], inside[0])
+                time.sleep(0.3)          # a long step
+                with lock:
+                    inside[0] -= 1
+                yield Snapshot(step=i, objective=1.0 / i, matrices={})
+
+    shared = Shared(n=3)
+    s = FitSession(lambda: FitJob(shared, data()))    # the same estimator every run
+    s.run()
+    time.sleep(0.1)                     # the worker is inside its first step
+    start = time.perf_counter()
+    s.reset()
+    s.run()                             # the new worker starts from the same estimator
+    assert time.perf_counter() - start < 0.2
+    assert s.wait(10) and s.state == "done" and s.version == 3
+    assert most[0] == 1                 # never two threads in the estimator at once
+    assert s.join(5)

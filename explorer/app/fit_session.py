@@ -187,10 +187,14 @@ class FitSession:
         self.steps_per_second: float | None = None
         self._key = f"fit-{next(_session_ids)}"
         self._cond = threading.Condition()
-        # One stop token per worker: a worker that outlives reset()'s join timeout (a step
-        # longer than the timeout) keeps its own, already cancelled, token, so it can neither
-        # resume nor write into the next run's record.
+        # One stop token per worker. stop() and reset() never wait for the worker (they run
+        # on the event loop): a stopped worker that is inside a step (or the ``after`` step)
+        # finishes it in the background with its own, already cancelled, token, so it can
+        # neither resume nor write into the next run's record, and lets go of its job when it
+        # ends. ``_stopped``: those still running (token -> their handle and estimator).
         self._worker = None
+        self._worker_estimator = None
+        self._stopped: dict[Token, tuple[Any, Any]] = {}
         self._reset_fields()
 
     def _reset_fields(self):
@@ -262,22 +266,39 @@ class FitSession:
                 self._budget = 0
             self._cond.notify_all()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Ask the worker to stop between steps and join it."""
+    def stop(self) -> None:
+        """Tell the worker to stop; return at once, never waiting for it (the event loop
+        calls this on every change of data or hyper-parameters).
+
+        The worker stops between two steps; one inside a long step (or the job's ``after``)
+        ends it in the background, writes nothing and calls nothing back, and what it holds
+        is released when its thread ends. :meth:`join` waits for that (tests, scripts)."""
         worker = self._worker
         with self._cond:
             if worker is not None:
                 worker.token.cancel()
+                self._stopped[worker.token] = (worker, self._worker_estimator)
+                self._stopped = {t: we for t, we in self._stopped.items() if we[0].alive}
             self._cond.notify_all()
-        if worker is not None:
-            worker.join(timeout)
-        self._worker = None
+        self._worker, self._worker_estimator = None, None
 
     def reset(self) -> None:
-        """Stop any run and clear the record; back to "idle"."""
+        """Stop any run (without waiting for its worker) and clear the record; back to
+        "idle"."""
         self.stop()
         with self._cond:
             self._reset_fields()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until every worker this session started has ended (tests and scripts only:
+        never on the event loop); True when they have."""
+        end = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            workers = [w for w, _ in self._stopped.values()]
+        workers += [self._worker] if self._worker is not None else []
+        for worker in workers:
+            worker.join(None if end is None else max(0.0, end - time.monotonic()))
+        return not any(worker.alive for worker in workers)
 
     def wait(self, timeout: float = 10.0) -> bool:
         """Block until the worker is paused, done, errored or stopped (for tests/notebooks)."""
@@ -293,9 +314,15 @@ class FitSession:
     def _ensure_thread(self):
         if self.active:
             return
-        job = self._job
-        self._worker = self.work.start(self._key, lambda token: self._work(token, job),
-                                       name="explorer-fit")
+        job, sink = self._job, self.warnings   # this run's: a later reset makes new ones
+        # A warm refit iterates the estimator a stopped worker may still be fitting: the new
+        # worker waits (on its own thread) for those to end; one estimator, one thread.
+        with self._cond:
+            before = [w for w, estimator in self._stopped.values()
+                      if estimator is job.estimator]
+        self._worker = self.work.start(
+            self._key, lambda token: self._work(token, job, sink, before), name="explorer-fit")
+        self._worker_estimator = job.estimator
 
     def _gate(self, token: Token) -> bool:
         """Wait while paused; return False when the worker must stop."""
@@ -321,9 +348,17 @@ class FitSession:
             while not token.cancelled and time.monotonic() < end:
                 self._cond.wait(end - time.monotonic())
 
-    def _work(self, token: Token, job: FitJob):
-        with capture_warnings(self.warnings):   # this worker's own list, kept on failure
-            self._iterate(token, job)
+    def _work(self, token: Token, job: FitJob, sink: list, before: list):
+        for worker in before:   # stopped workers of the same estimator end first
+            while worker.alive and not token.cancelled:
+                worker.join(0.1)
+        try:
+            if not token.cancelled:
+                with capture_warnings(sink):   # this worker's own list, kept on failure
+                    self._iterate(token, job)
+        finally:
+            with self._cond:   # ended: nothing of it is kept
+                self._stopped.pop(token, None)
 
     def _iterate(self, token: Token, job: FitJob):
         try:
