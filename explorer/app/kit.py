@@ -45,10 +45,11 @@ from explorer.app.components import (
 )
 from explorer.app.export import MATRIX_CODE, PageTools, dataset_code, results_csv, savable
 from explorer.app.fit_session import FitJob
+from explorer.app.matrix_upload import YourMatrixPanel
+from explorer.app.page_panel import FitInputs, FitResult, PagePanel
 from explorer.app.runner import LiveFitRunner
 from explorer.app.widgets import ParamForm
 from explorer.app.work import (
-    LONG,
     WorkService,
     after_this_paint,
     batched,
@@ -80,69 +81,6 @@ def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
                      notify=state.notify, current=lambda name: getattr(params, name))
     form.follow(params)   # a value set by a scenario or a link shows in its widget too
     return form
-
-
-@dataclass(frozen=True)
-class FitInputs:
-    """What a fit is made of: the page's settings (their values when the run started), the
-    init seed, the whole data set and its split."""
-
-    params: Any
-    seed: int
-    dataset: Any
-    train: Any
-    test: Any
-
-
-@dataclass
-class FitResult:
-    """What the worker computed after the fit: per-task test errors of the model and of each
-    baseline (name -> (m,) array), the fitted baselines, and what the page's ``after`` step
-    returned (``extra``)."""
-
-    errors: dict[str, np.ndarray]
-    baselines: dict[str, Any]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class PagePanel:
-    """A page's own panel beside its live views (an inspector, a figure made after the fit).
-
-    The kit places ``layout`` in the figures' flow (or, with ``below``, as a section under the
-    page) and calls ``set_data(train)`` on new data, ``fitted(estimator, result, fit)`` when
-    a fit finishes (on the event loop) and ``clear()`` on a reset. Slow work goes through
-    :meth:`submit` (off the loop; one job per panel, the newest wins), cancelled by the kit
-    whenever the fit's inputs change and when the session ends.
-    """
-
-    layout: Any = None
-    below: bool = False
-
-    def bind(self, work: Callable[[], Any], key: str) -> None:
-        """Called by the kit: ``work()`` is the session's work service, ``key`` this panel's."""
-        self._work, self.key = work, key
-
-    def set_data(self, train) -> None:
-        """New training data (the previous fit's results are gone)."""
-
-    def fitted(self, estimator, result: FitResult, fit: FitInputs) -> None:
-        """A fit finished."""
-
-    def clear(self) -> None:
-        """The fit was reset: show nothing of it."""
-
-    def submit(self, compute: Callable[[Any], Any], apply: Callable[[Any], None],
-               on_error: Callable[[Exception], None] | None = None) -> None:
-        """``compute(token)`` off the loop (checking ``token`` between its steps), then
-        ``apply(result)`` on it; synchronous where there is no loop."""
-        def shown(result) -> None:
-            apply(result)
-            name_panes(self.layout)   # a figure made after the fit gets its name
-
-        self._work().submit(self.key, compute, shown, on_error, pool=LONG, cancellable=True)
-
-    def cancel(self) -> None:
-        self._work().cancel(self.key)
 
 
 @dataclass(frozen=True)
@@ -363,8 +301,6 @@ class ModelPageView(pn.viewable.Viewer):
                                self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
         self._kernel_work = None
-        from explorer.app.matrix_upload import YourMatrixPanel  # (it builds on PagePanel)
-
         self.panels = [*page.panels(), YourMatrixPanel()]
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")

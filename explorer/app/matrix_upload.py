@@ -14,7 +14,7 @@ import numpy as np
 import panel as pn
 
 from explorer.app.components import figure_pane, set_flex_objects
-from explorer.app.kit import PagePanel
+from explorer.app.page_panel import PagePanel
 from explorer.data.matrix_file import MAX_MATRIX_BYTES, read_task_matrix
 from explorer.viz.live import EstimateTruthView, escape
 

@@ -11,14 +11,16 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 
 from sklearn.exceptions import ConvergenceWarning
 
 from explorer import _compat
 
-__all__ = ["WARM_UP_STARTED", "capture_warnings", "configure_process", "freeze_imports",
-           "install_warning_router", "release_memory_soon", "warm_up_kernels"]
+__all__ = ["WARM_UPS", "WARM_UP_STARTED", "capture_warnings", "configure_process",
+           "freeze_imports", "install_warning_router", "release_memory_soon", "warm_up_kernels",
+           "warm_up_with"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,10 @@ _configured = False
 _frozen = False
 _trim_pending = False
 _warm_up: threading.Thread | None = None
+
+#: What the warm-up runs after the kernels, in the order it was added: what a page computes
+#: once per process (the Trees page's Figure 3), added by the page (:func:`warm_up_with`).
+WARM_UPS: list[Callable[[], object]] = []
 
 #: Said on stderr when the warm-up starts: the first start on a machine compiles for minutes
 #: before the server listens, and a silent terminal looks like a hung one.
@@ -160,10 +166,21 @@ def release_memory_soon(delay_s: float = 2.0) -> None:
     loop.call_later(delay_s, _trim_memory)
 
 
+def warm_up_with(function: Callable[[], object]) -> Callable[[], object]:
+    """Add ``function()`` to the warm-up (:data:`WARM_UPS`): a page's work done once per
+    process, before the server listens, instead of on a user's click. A page adds it when
+    imported (the process imports no page). Returns ``function``: a decorator."""
+    if function not in WARM_UPS:
+        WARM_UPS.append(function)
+    return function
+
+
 def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
-    """Compile the numba kernels (or load them from numba's cache) and compute the Trees
-    page's Figure 3, once per process, off the event loop, so no user's click waits for them;
-    ``wait``: return only when done (a server about to listen). Returns the warm-up's thread.
+    """Compile the numba kernels (or load them from numba's cache) and run what the pages
+    added (:func:`warm_up_with`: the Trees page's Figure 3), once per process, off the event
+    loop, so no user's click waits for them; ``wait``: return only when done (a server about
+    to listen). Returns the warm-up's thread. The pages add theirs when imported: import
+    :mod:`explorer.app` first (``apps/explorer.py`` and ``serve`` do).
 
     It says on stderr that it starts (:data:`WARM_UP_STARTED`) and, when done, how long it
     took: ``panel serve --warm`` and ``python -m explorer serve`` wait for it before they
@@ -181,10 +198,10 @@ def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
             started = time.perf_counter()
             try:
                 from explorer import solvers
-                from explorer.app.pages.trees import figure3_ratios
 
                 solvers.warm_up()
-                figure3_ratios()
+                for warm_up in list(WARM_UPS):
+                    warm_up()
             except Exception:  # a failed warm-up only costs time later
                 log.exception("warming up the compiled kernels failed")
                 _say(f"warming up failed after {time.perf_counter() - started:.1f} s; the app "

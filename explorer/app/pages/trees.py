@@ -16,6 +16,7 @@ import panel as pn
 import param
 
 from explorer.app.kit import ModelPage, PagePanel, figure_pane
+from explorer.app.process import warm_up_with
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
 from explorer.parameters import from_constraint
 from explorer.viz.tree import (
@@ -93,6 +94,7 @@ def views():
             PartitionLiveView(width=280, height=260), BoostingView()]
 
 
+@warm_up_with   # computed at server start, before the first user unfolds it
 @functools.lru_cache(maxsize=1)
 def figure3_ratios():
     """The Figure 3 experiment (fixed seed), once per process; ~0.4 s of numba kernels."""
