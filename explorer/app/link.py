@@ -6,6 +6,11 @@ One mapping, derived from the ``param`` declarations, names every setting in the
 the chosen data generator's parameters as ``d.<name>`` and each page's as ``<slug>.<name>``.
 :func:`to_query` writes them all; :func:`from_query` reads them back, each value judged by
 the declaration it names (refused with a message, never evaluated, never kept).
+
+Functions of a session's :class:`~explorer.app.state.ExplorerState`, through its public
+face only (its parameters, ``current_params``, ``page_settings``, ``page_value``,
+``set_page_values``, ``apply_preset``, ``notify``); the state imports this module, never the
+other way round.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from explorer.data.catalog import CATALOG, list_presets
+from explorer.data.catalog import CATALOG, UPLOADED, list_presets
 from explorer.parameters import MAX_TEXT, describe, encode_value, parse_value, public_parameters
 
 __all__ = ["DATA_PREFIX", "UrlField", "from_query", "owns_query_key", "page_query_key",
@@ -61,8 +66,7 @@ def url_fields(state, dataset_name: str | None = None) -> dict[str, UrlField]:
         for name in public_parameters(entry.params):
             fields[DATA_PREFIX + name] = UrlField(DATA_PREFIX + name, entry.params, name,
                                                   "data")
-    for slug, declaration in state._page_params.items():
-        owner = state._page_instances.get(slug, declaration)
+    for slug, owner in state.page_settings().items():
         for name in public_parameters(owner) if owner is not None else ():
             key = page_query_key(slug, name)
             fields[key] = UrlField(key, owner, name, slug)
@@ -77,9 +81,7 @@ def _link_value(state, field: UrlField) -> Any:
         return _UNSET if value == "" else value
     if field.group == "data":
         return state.current_params()[field.name]
-    if field.owner is state._page_instances.get(field.group):
-        return getattr(field.owner, field.name)
-    return state._pending_page_values.get(field.group, {}).get(field.name, _UNSET)
+    return state.page_value(field.group, field.name, _UNSET)
 
 
 def to_query(state) -> dict[str, str]:
@@ -101,7 +103,7 @@ def to_query(state) -> dict[str, str]:
 def owns_query_key(state, key: str) -> bool:
     """True for the query keys :func:`to_query` writes (any data set's or page's)."""
     return (key in url_keys(state).values() or key.startswith(DATA_PREFIX)
-            or key.split(".", 1)[0] in state._page_params)
+            or key.split(".", 1)[0] in state.page_settings())
 
 
 def from_query(state, query: Mapping[str, Any]) -> list[str]:
@@ -117,8 +119,6 @@ def from_query(state, query: Mapping[str, Any]) -> list[str]:
         One message per value that could not be used (empty when all were applied);
         when not empty, a warning notice lists them.
     """
-    from explorer.app.state import UPLOADED  # (the state module imports this one)
-
     problems: list[str] = []
     if not isinstance(query, Mapping):
         problems.append(f"the query must be a mapping; got {type(query).__name__}")
@@ -136,7 +136,7 @@ def from_query(state, query: Mapping[str, Any]) -> list[str]:
 
     name = None
     raw_name = query.get(keys["dataset_name"])
-    if raw_name is not None and str(raw_name) == UPLOADED and state._uploaded is None:
+    if raw_name is not None and str(raw_name) == UPLOADED and not state.uploaded_name:
         problems.append("an uploaded file cannot travel in a link; upload it again")
     elif raw_name is not None:
         try:
@@ -169,10 +169,10 @@ def from_query(state, query: Mapping[str, Any]) -> list[str]:
     if name is not None and name != state.dataset_name:
         updates["dataset_name"] = name
         if CATALOG.get(name) is not None:
-            updates["data_params"] = state._filled(name, data_values)
+            updates["data_params"] = {**CATALOG[name].defaults(), **data_values}
     elif data_values:
         updates["data_params"] = {**state.current_params(), **data_values}
-    state._set_page_values(page_values)
+    state.set_page_values(page_values)
     try:
         state.param.update(**updates)
     except ValueError as exc:  # defensive: every value was checked above
@@ -191,6 +191,6 @@ def _unknown_key(state, key: Any, dataset_name: str) -> str:
             return f"{describe(key)}: the uploaded data has no parameters"
         return f"{describe(key)} is not a parameter of data {dataset_name!r}"
     slug = text.split(".", 1)[0]
-    if "." in text and slug in state._page_params:
+    if "." in text and slug in state.page_settings():
         return f"{describe(key)} is not a setting of page {slug!r}"
     return f"{describe(key)} is not a setting of this app"

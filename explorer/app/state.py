@@ -36,15 +36,12 @@ from explorer.app import link
 from explorer.app.link import UrlField, page_query_key, url_keys
 from explorer.app.work import WorkService
 from explorer.data import MultiTaskDataset, read_csv
-from explorer.data.catalog import CATALOG, DatasetEntry, check_budget, make_dataset
+from explorer.data.catalog import CATALOG, UPLOADED, DatasetEntry, check_budget, make_dataset
 from explorer.parameters import describe, parse_value, public_parameters
 
 __all__ = ["ExplorerState", "UPLOADED", "UPLOAD_LIMIT_BYTES", "UrlField", "page_query_key"]
 
 log = logging.getLogger(__name__)
-
-#: ``dataset_name`` of a dataset read from an uploaded CSV file.
-UPLOADED = "uploaded"
 
 #: Largest CSV a user may upload. The browser refuses a larger file before sending it; a file
 #: travels as UTF-8 text in one websocket message, and 10 MB stays well inside the Bokeh
@@ -353,7 +350,7 @@ class ExplorerState(param.Parameterized):
         owner = self._page_params.get(page)
         if owner is not None:   # the scenario's page starts from its defaults
             defaults = {n: owner.param[n].default for n in public_parameters(owner)}
-            self._set_page_values({page: {**defaults, **page_values}}, replace=True)
+            self.set_page_values({page: {**defaults, **page_values}}, replace=True)
         if page in self.param.page.objects:
             self.page = page
         if problems:
@@ -479,10 +476,24 @@ class ExplorerState(param.Parameterized):
                 problems.append(f"{slug}.{str(exc).rstrip('.')}")
         return values, problems
 
-    def _set_page_values(self, page_values: Mapping[str, Mapping[str, Any]], *,
-                         replace: bool = False) -> None:
-        """Apply checked page values now (page built) or when the page is built; ``replace``:
-        they are all of that page's pending values."""
+    def page_settings(self) -> dict[str, Any]:
+        """Each page's settings by slug: the built page's instance, else the page's
+        declaration (a ``param`` class; None for a page declared without one)."""
+        return {slug: self._page_instances.get(slug, declaration)
+                for slug, declaration in self._page_params.items()}
+
+    def page_value(self, slug: str, name: str, default: Any = None) -> Any:
+        """The value in force of setting ``name`` of page ``slug``: the built page's, else one
+        a link or a scenario left for the page to come (``default`` when none did)."""
+        instance = self._page_instances.get(slug)
+        if instance is not None:
+            return getattr(instance, name)
+        return self._pending_page_values.get(slug, {}).get(name, default)
+
+    def set_page_values(self, page_values: Mapping[str, Mapping[str, Any]], *,
+                        replace: bool = False) -> None:
+        """Apply checked page values (slug -> {name: value}) now (page built) or when the
+        page is built; ``replace``: they are all of that page's pending values."""
         for slug, values in page_values.items():
             instance = self._page_instances.get(slug)
             if instance is not None:

@@ -249,6 +249,11 @@ CATALOG: dict[str, DatasetEntry] = {e.name: e for e in (
 )}
 
 
+#: The ``dataset_name`` of a data set read from a file: never an entry (nothing can build it
+#: again, so a link that names it cannot bring the file).
+UPLOADED = "uploaded"
+
+
 def make_dataset(name: str, params: Mapping[str, Any] | None = None, random_state=None
                  ) -> MultiTaskDataset:
     """Build catalog entry ``name``: parse and validate each value (text is accepted, as
