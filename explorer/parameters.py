@@ -10,10 +10,10 @@ lets the declaration judge it; the error message names the argument, what was ex
 Nothing is evaluated: text becomes a number only through ``int``/``float`` after a format
 check, and a choice only by comparing with the declared objects.
 
-A page's hyper-parameter is not declared again: :func:`from_constraint` derives its type,
-bounds and choices from the estimator's ``_parameter_constraints``
-(:mod:`explorer.models.constraints`); the page adds only what is about display (label,
-doc, the subset of choices it shows, a narrower teaching range).
+A page's hyper-parameter is not declared again: it is derived from the estimator's
+``_parameter_constraints`` (:func:`explorer.models.constraints.from_constraint`). This module
+imports nothing of the project: the catalog of data sets, the models' layer above it, the
+comparison and the app all use it.
 
 >>> import param
 >>> class Demo(param.Parameterized):
@@ -32,7 +32,6 @@ ValueError: n must be an integer in [1, 9]; got '40'.
 from __future__ import annotations
 
 import copy
-import inspect
 import math
 import re
 from collections.abc import Mapping
@@ -40,8 +39,8 @@ from typing import Any
 
 import param
 
-__all__ = ["derived_from", "describe", "encode_value", "expectation", "from_constraint",
-           "parse_value", "parse_values", "public_parameters", "MAX_TEXT"]
+__all__ = ["describe", "encode_value", "expectation", "parse_value", "parse_values",
+           "public_parameters", "MAX_TEXT"]
 
 #: Longest text accepted for one value (a URL value, a CLI value, a text field).
 MAX_TEXT = 200
@@ -184,96 +183,3 @@ def encode_value(parameter: param.Parameter, value: Any) -> str:
     if isinstance(parameter, param.Number):
         return repr(float(value))
     return str(value)
-
-
-# ---------------------------------------------------------------- from the estimator
-#: ``metadata`` key of a derived parameter: the ((estimator class, parameter name), ...) it
-#: feeds (see :func:`derived_from`).
-DERIVED_FROM = "derived_from"
-
-
-def derived_from(parameter: param.Parameter) -> tuple[tuple[type, str], ...]:
-    """The (estimator class, parameter name) pairs a :func:`from_constraint` parameter feeds
-    (empty for a parameter of the page's own)."""
-    return tuple((parameter.metadata or {}).get(DERIVED_FROM, ()))
-
-
-def from_constraint(estimator: type, name: str, *, also: tuple = (), default: Any = None,
-                    bounds: tuple | None = None, objects: list | None = None,
-                    **display) -> param.Parameter:
-    """A ``param`` declaration for ``estimator``'s parameter ``name``, derived from its
-    ``_parameter_constraints``: ``param.Integer`` / ``param.Number`` for an interval,
-    ``param.Selector`` for options, ``param.Boolean`` for a flag.
-
-    Parameters
-    ----------
-    estimator, name : the estimator class and the constructor parameter the setting feeds
-    also : sequence of (estimator class, name)
-        Further parameters the same setting feeds (e.g. a baseline's); the derived range is
-        checked against each.
-    default : the page's default (default: the estimator's constructor default)
-    bounds : (low, high) or None
-        A narrower teaching range; ``None`` at an end keeps the estimator's bound there. A
-        bound equal to the estimator's own is refused: it is declared once, there.
-    objects : list or None
-        The subset of the declared choices the page shows (default: all of them).
-    **display : label, doc, precedence ... passed to the ``param`` constructor.
-
-    >>> from explorer.models import MTDecisionTree
-    >>> depth = from_constraint(MTDecisionTree, "max_depth", default=4, bounds=(None, 8))
-    >>> type(depth).__name__, depth.bounds, derived_from(depth)[0][1]
-    ('Integer', (1, 8), 'max_depth')
-    >>> from_constraint(MTDecisionTree, "criterion").objects
-    ['ig_m', 'ig_j', 'ig_u']
-    """
-    from .models.constraints import BOOLEAN, Integral, Interval, Options, accepts
-
-    targets = ((estimator, name), *also)
-    declared = [owner._parameter_constraints[key] for owner, key in targets]
-    who = f"{estimator.__name__}.{name}"
-    if default is None:
-        default = inspect.signature(estimator).parameters[name].default
-    metadata = {**display.pop("metadata", {}), DERIVED_FROM: targets}
-    intervals = [c for c in declared[0] if isinstance(c, Interval)]
-    options = [c for c in declared[0] if isinstance(c, Options)]
-
-    def check_accepted(values, what):
-        for (owner, key), constraints in zip(targets, declared, strict=True):
-            refused = [v for v in values if not accepts(constraints, v)]
-            if refused:
-                raise ValueError(f"{who}: {what} {refused} not accepted by "
-                                 f"{owner.__name__}.{key}.")
-
-    if objects is not None or (options and not intervals):
-        choices = list(objects if objects is not None else options[0].values)
-        check_accepted(choices, "choices")
-        return param.Selector(default=default, objects=choices, metadata=metadata, **display)
-    if BOOLEAN in declared[0]:
-        return param.Boolean(default, metadata=metadata, **display)
-    if len(intervals) != 1:
-        raise ValueError(f"{who}: cannot derive a parameter from {declared[0]}.")
-    interval = intervals[0]
-    low, high = bounds or (None, None)
-    for given, own in ((low, interval.low), (high, interval.high)):
-        if given is not None and own is not None and given == own:
-            raise ValueError(f"{who}: the bound {given} is the estimator's own; pass None "
-                             "there (a bound is declared once, in the estimator).")
-    check_accepted([b for b in (low, high) if b is not None], "teaching bounds")
-    for (owner, key), constraints in zip(targets[1:], declared[1:], strict=True):
-        other = next((c for c in constraints if isinstance(c, Interval)), None)
-        same_low = other is not None and (other.low, other.low_inclusive) == (
-            interval.low, interval.low_inclusive)
-        same_high = other is not None and (other.high, other.high_inclusive) == (
-            interval.high, interval.high_inclusive)
-        if other is None or other.kind is not interval.kind or (low is None and not same_low) \
-                or (high is None and not same_high):
-            raise ValueError(f"{who}: {owner.__name__}.{key} declares {constraints}; give "
-                             "the bounds where the two differ.")
-    inclusive = (interval.low_inclusive if low is None else True,
-                 interval.high_inclusive if high is None else True)
-    limits = (interval.low if low is None else low, interval.high if high is None else high)
-    kind = param.Integer if interval.kind is Integral else param.Number
-    if kind is param.Number:   # a float slider's ends: floats
-        limits = tuple(None if b is None else float(b) for b in limits)
-    return kind(default, bounds=limits, inclusive_bounds=inclusive, metadata=metadata,
-                **display)

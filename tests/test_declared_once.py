@@ -1,6 +1,6 @@
 """A hyper-parameter is declared once, in the estimator (``_parameter_constraints``): the pages'
 param classes and CompareSettings derive their types, bounds and choices from it
-(:func:`explorer.parameters.from_constraint`) and only narrow them.
+(:func:`explorer.models.constraints.from_constraint`) and only narrow them.
 
 * every page / Compare parameter is derived or is one of the page's own (listed here with
   the reason), and a derived one stays inside every estimator parameter it feeds;
@@ -27,8 +27,8 @@ from explorer.app.pages import PAGES
 from explorer.compare.methods import METHODS, CompareSettings
 from explorer.data import make_outlier_tasks, make_task_family
 from explorer.models import MTDecisionTree, MultiTaskEstimator, RegularizedMTL
-from explorer.models.constraints import Interval, Options, accepts
-from explorer.parameters import derived_from, from_constraint, public_parameters
+from explorer.models.constraints import Interval, Options, accepts, derived_from, from_constraint
+from explorer.parameters import public_parameters
 
 SETTINGS = {page.slug: page.params for page in PAGES if page.params is not None}
 MODEL_PAGES = [page for page in PAGES if isinstance(page, ModelPage)]

@@ -30,7 +30,8 @@ def test_the_model_page_example_declares_no_bound_by_hand():
     """Every setting of the README's model page is derived from its estimator's
     ``_parameter_constraints`` (the project's rule), as the shipped pages' are."""
     from explorer.app.kit import ModelPage
-    from explorer.parameters import derived_from, public_parameters
+    from explorer.models.constraints import derived_from
+    from explorer.parameters import public_parameters
 
     pages = []
     for block in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S):

@@ -5,7 +5,7 @@ estimator contract, docs/DESIGN.md; ``fit_iter`` optional) gets a
 :class:`~explorer.app.kit.ModelPage` derived from it (:func:`model_page`):
 
 * its hyper-parameters as widgets, from its ``_parameter_constraints`` when it declares them
-  (the project's constraints through :func:`explorer.parameters.from_constraint`,
+  (the project's constraints through :func:`explorer.models.constraints.from_constraint`,
   scikit-learn's ``Interval`` / ``StrOptions`` / ``"boolean"`` read by their public
   attributes), otherwise from the types of its ``get_params()`` defaults (bool, int, float,
   str; ``random_state`` is the page's init seed; ``None`` and objects stay at their default);
@@ -41,7 +41,8 @@ from typing import Any
 import param
 
 from explorer.app.kit import ModelPage
-from explorer.parameters import from_constraint, public_parameters
+from explorer.models.constraints import from_constraint
+from explorer.parameters import public_parameters
 from explorer.viz.live import escape
 
 __all__ = ["ENTRY_POINT_GROUP", "ENV_VAR", "ContractError", "check_contract",

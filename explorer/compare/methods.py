@@ -35,7 +35,7 @@ from ..models import (
     RobustMTFL,
     SingleTaskTree,
 )
-from ..parameters import from_constraint
+from ..models.constraints import from_constraint
 
 __all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for",
            "settings_shown", "with_methods"]

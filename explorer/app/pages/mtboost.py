@@ -15,7 +15,7 @@ import param
 
 from explorer.app.kit import ModelPage
 from explorer.models import AnyBoost, MTBoost
-from explorer.parameters import from_constraint
+from explorer.models.constraints import from_constraint
 from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtboost import LossBoundsView, SupertaskView, TaskMatrixView
 

@@ -14,7 +14,7 @@ import param
 
 from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
-from explorer.parameters import from_constraint
+from explorer.models.constraints import from_constraint
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
 from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtknn import NeighbourInspector, sensitivity_curve, sensitivity_view

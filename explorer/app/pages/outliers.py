@@ -16,7 +16,7 @@ import param
 from explorer.app.kit import ModelPage
 from explorer.compare.metrics import detection_scores, nmse
 from explorer.models import MultiTaskLassoL1, MultiTaskRidge, RobustMTFL
-from explorer.parameters import from_constraint
+from explorer.models.constraints import from_constraint
 from explorer.viz.live import EstimateTruthView, SnapshotMatrixView, escape
 from explorer.viz.outliers import OutlierScoresView
 

@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from explorer.app.kit import ModelPage
 from explorer.models import PerTaskEstimator, RegularizedMTL
-from explorer.parameters import from_constraint
+from explorer.models.constraints import from_constraint
 from explorer.viz.live import EstimateTruthView, TruthMatrixView
 
 __all__ = ["SHARED_VS_SEPARATE", "SharedVsSeparateParams"]

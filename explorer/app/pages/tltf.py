@@ -14,7 +14,7 @@ from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
-from explorer.parameters import from_constraint
+from explorer.models.constraints import from_constraint
 from explorer.viz.live import escape
 from explorer.viz.tltf import (
     GateView,

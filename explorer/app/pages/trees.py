@@ -18,7 +18,7 @@ import param
 from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.app.process import warm_up_with
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
-from explorer.parameters import from_constraint
+from explorer.models.constraints import from_constraint
 from explorer.viz.tree import (
     BoostingView,
     GainBarsView,
