@@ -17,6 +17,7 @@ from explorer.app.state import ExplorerState
 from explorer.app.work import (
     LONG,
     TURNS,
+    Admission,
     Cancelled,
     WorkService,
     after_this_paint,
@@ -317,28 +318,31 @@ def test_after_this_paint_defers_nothing_without_a_served_session():
     assert ran == []
 
 
+class TickDocument:   # what Admission.in_turn needs of a Bokeh document: a next-tick callback
+    session_context = None
+
+    def add_next_tick_callback(self, callback):
+        import asyncio
+
+        asyncio.get_running_loop().call_soon(callback)
+
+
 def test_in_turn_runs_queued_callbacks_in_order_with_the_loop_answering_in_between():
     """Sessions opening together build their first pages one per turn of the event loop,
     first come first served; what arrives meanwhile (an open session's change) waits for
     one build, not for all of them."""
     import asyncio
 
-    from explorer.app.work import in_turn
-
+    admission = Admission()
     seen = []
-
-    class Document:   # what in_turn needs of a Bokeh document: a next-tick callback
-        session_context = None
-
-        def add_next_tick_callback(self, callback):
-            asyncio.get_running_loop().call_soon(callback)
 
     async def open_three_then_change():
         for k in range(3):
-            in_turn(Document(), lambda k=k: seen.append(f"page {k}"))
+            admission.in_turn(TickDocument(), lambda k=k: seen.append(f"page {k}"))
+        assert admission.waiting == 3
         await asyncio.sleep(0)
         asyncio.get_running_loop().call_soon(lambda: seen.append("change"))
-        for _ in range(400):   # a short breath between two turns (TURN_GAP_S)
+        for _ in range(400):   # a short breath between two turns (turn_gap_s)
             if len(seen) == 4:
                 break
             await asyncio.sleep(0.005)
@@ -346,3 +350,67 @@ def test_in_turn_runs_queued_callbacks_in_order_with_the_loop_answering_in_betwe
     asyncio.run(open_three_then_change())
     assert [s for s in seen if s.startswith("page")] == ["page 0", "page 1", "page 2"]
     assert seen.index("change") < seen.index("page 2"), seen
+    assert admission.waiting == 0
+
+
+def test_admission_opens_sessions_together_within_its_window_on_its_own_clock():
+    """The policy with a fake clock: a session that starts within ``together_s`` of the end
+    of another's first document (or while builds wait their turn) opens together with it;
+    two admissions (two server processes, two tests) know nothing of each other."""
+    import asyncio
+
+    now = [1000.0]
+    admission = Admission(together_s=2.0, clock=lambda: now[0])
+    other = Admission(clock=lambda: now[0])
+    assert not admission.opening_together()          # the first visitor is alone
+    admission.opened()
+    now[0] += 1.9
+    assert admission.opening_together() and not other.opening_together()
+    now[0] += 0.2                                    # 2.1 s after: alone again
+    assert not admission.opening_together()
+    admission.opened()
+    now[0] += 1.0
+    admission.opened()                               # counted from the latest end
+    now[0] += 1.5
+    assert admission.opening_together()
+    now[0] += 10.0
+    assert not admission.opening_together()
+
+    async def queued_then_served():
+        admission.in_turn(TickDocument(), lambda: None)
+        waiting_while_queued = admission.opening_together()
+        for _ in range(200):
+            if not admission.waiting:
+                break
+            await asyncio.sleep(0.005)
+        return waiting_while_queued
+
+    assert asyncio.run(queued_then_served())         # a build waits: the next one joins it
+    assert not admission.opening_together() and admission.waiting == 0
+
+
+def test_admission_runs_at_once_without_a_loop_and_finds_the_session_it_admitted():
+    from bokeh.document import Document
+
+    admission, ran = Admission(), []
+    admission.in_turn(None, lambda: ran.append(1))   # panel serve --warm: no loop yet
+    assert ran == [1]
+    doc = Document()
+    assert Admission.of(doc) is None
+    admission.admit(doc)
+    assert Admission.of(doc) is admission and Admission.of(Document()) is None
+    assert Admission.of(None) is None
+
+
+def test_the_app_takes_its_admission_and_the_server_process_has_one():
+    from explorer.app import ExplorerApp
+    from explorer.app.pages import PAGES
+    from explorer.app.serving import process_admission
+
+    tasks = [page for page in PAGES if page.slug == "tasks"]
+    admission = Admission()
+    app = ExplorerApp(pages=tasks, admission=admission)
+    assert app.admission is admission and not admission.opening_together()   # not served
+    assert ExplorerApp(pages=tasks).admission is not admission   # a notebook's: its own
+    assert process_admission() is process_admission()
+    app.close()

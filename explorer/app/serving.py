@@ -21,10 +21,10 @@ from explorer.app.process import (
     warm_up_kernels,
 )
 from explorer.app.shell import ExplorerApp
-from explorer.app.work import WorkService
+from explorer.app.work import Admission, WorkService
 from explorer.viz.live import escape
 
-__all__ = ["ExplorerTemplate", "bind_url", "build_app", "serve"]
+__all__ = ["ExplorerTemplate", "bind_url", "build_app", "process_admission", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -158,12 +158,15 @@ def themed_by_the_template(doc) -> None:
         pn.config.design = None
 
 
-def build_app(models=None) -> pn.template.BootstrapTemplate:
+def build_app(models=None, *, admission: Admission | None = None
+              ) -> pn.template.BootstrapTemplate:
     """The whole app for one session: a Bootstrap template titled "MTL Explorer".
 
     ``models``: further estimator classes (or ``"pkg.mod:Class"`` names) with a page each,
     besides those named in ``MTL_EXPLORER_MODELS`` and the ``mtl_explorer.models`` entry
-    points (:func:`explorer.app.custom.configured_models`)."""
+    points (:func:`explorer.app.custom.configured_models`). ``admission``: the policy for
+    sessions opening together (:class:`~explorer.app.work.Admission`), one per server
+    process: by default the process's own (:func:`process_admission`)."""
     import asyncio
 
     pn.extension(notifications=True)
@@ -189,7 +192,8 @@ def build_app(models=None) -> pn.template.BootstrapTemplate:
         pn.state.onload(lambda: themed_by_the_template(doc))
     state = ExplorerState(pages={page.slug: page.params for page in pages})
     early = bind_url(state)
-    app = ExplorerApp(state=state, pages=pages)
+    app = ExplorerApp(state=state, pages=pages,
+                      admission=admission if admission is not None else process_admission())
     # From now on data are built off the event loop (the link's data were built while the
     # session's document was made, before anything was shown).
     state.work = WorkService.for_document(pn.state.curdoc)
@@ -216,6 +220,15 @@ def build_app(models=None) -> pn.template.BootstrapTemplate:
     template.config.raw_css.append(CSS)
     theme_kept_on_pane_updates(template)
     return template
+
+
+def process_admission() -> Admission:
+    """This server process's :class:`~explorer.app.work.Admission`: made by the first
+    session's build and kept across sessions in Panel's process-wide cache
+    (``pn.state.as_cached``; ``panel serve apps/explorer.py`` runs the app's script once per
+    session, so nothing of the script outlives a session). Each process of ``--num-procs``
+    has its own."""
+    return pn.state.as_cached("explorer.app.admission", Admission)
 
 
 def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_procs: int = 1,
@@ -259,8 +272,10 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
         "check_unused_sessions_milliseconds": CHECK_SESSIONS_MS,
         **kwargs,
     }
+    admission = Admission()   # this process's (each forked process gets its own copy)
+
     def app():   # a plain function: Panel serves a partial as its repr
-        return build_app(models)
+        return build_app(models, admission=admission)
 
     return pn.serve({"explorer": app}, port=port,
                     address=address, show=show, num_procs=num_procs, title=TITLE,

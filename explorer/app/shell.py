@@ -13,10 +13,10 @@ import panel as pn
 
 from explorer.app.components import ShownPageLayout
 from explorer.app.sidebar import make_sidebar
-from explorer.app.work import batched, in_turn, turns_waiting
+from explorer.app.work import Admission, batched
 from explorer.viz.live import escape
 
-__all__ = ["ExplorerApp", "hidden_pages_rule", "opening_together", "session_built"]
+__all__ = ["ExplorerApp", "hidden_pages_rule"]
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +30,13 @@ class ExplorerApp(pn.viewable.Viewer):
         A new one by default.
     pages : sequence of Page, optional
         Defaults to the registry :data:`explorer.app.pages.PAGES`.
+    admission : Admission, optional
+        The server process's policy for sessions opening together (``build_app`` passes
+        the process's one); by default one of its own (a notebook, a test: nobody to wait
+        for).
     """
 
-    def __init__(self, state=None, pages=None, **params):
+    def __init__(self, state=None, pages=None, admission: Admission | None = None, **params):
         super().__init__(**params)
         from explorer.app.pages import PAGES
         from explorer.app.state import ExplorerState
@@ -50,6 +54,11 @@ class ExplorerApp(pn.viewable.Viewer):
         self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
+        self.admission = admission if admission is not None else Admission()
+        doc = pn.state.curdoc
+        served = doc is not None and doc.session_context is not None
+        if served:
+            self.admission.admit(doc)
         self.state.param.watch(self._show_page, "page")
         # served while other sessions open: the first document is the template and this
         # line; the sidebar and the page follow once it is drawn
@@ -61,9 +70,8 @@ class ExplorerApp(pn.viewable.Viewer):
         else:
             self._make_sidebar()
             self._show_page()
-        doc = pn.state.curdoc
-        if doc is not None and doc.session_context is not None:
-            session_built()   # (not panel serve --warm's build: its first visitor is alone)
+        if served:   # (not panel serve --warm's build: its first visitor is alone)
+            self.admission.opened()
 
     def __panel__(self):
         return pn.Row(pn.Column(self.sidebar_area, width=340), self.main,
@@ -99,10 +107,11 @@ class ExplorerApp(pn.viewable.Viewer):
     def _first_page_after_load(self) -> bool:
         """When sessions open together (a class opening the link), arrange for this one's
         first page to be built once the browser reports the first document drawn (Panel's
-        ``onload``), in turn with the others (:func:`~explorer.app.work.in_turn`), and
-        return True. Returns False where the page goes with the first document instead: a
-        visitor on their own, no served session, or ``panel serve --warm`` (no event loop
-        yet: it warms the page's code up for the first visitor).
+        ``onload``), in turn with the others (:meth:`~explorer.app.work.Admission.in_turn`),
+        and return True. Returns False where the page goes with the first document instead:
+        a visitor on their own (:meth:`~explorer.app.work.Admission.opening_together`), no
+        served session, or ``panel serve --warm`` (no event loop yet: it warms the page's
+        code up for the first visitor).
 
         Deferred, a session's first document is the template and a line saying the page
         is coming (~15 Bokeh models instead of ~300, ~35 ms of the server instead of
@@ -121,15 +130,14 @@ class ExplorerApp(pn.viewable.Viewer):
             asyncio.get_running_loop()
         except RuntimeError:
             return False
-        if not opening_together():
+        if not self.admission.opening_together():
             return False
 
         def after_load() -> None:
             # three turns of ~0.05-0.1 s each: the sidebar; the page's objects; their Bokeh
             # models, sent (a change of an open session waits for one turn at most)
-            in_turn(doc, self._make_sidebar)
-            in_turn(doc, self._build_chosen_page)
-            in_turn(doc, self._show_page)
+            for build in (self._make_sidebar, self._build_chosen_page, self._show_page):
+                self.admission.in_turn(doc, build)
 
         pn.state.onload(after_load)
         return True
@@ -186,32 +194,6 @@ class ExplorerApp(pn.viewable.Viewer):
             update["objects"] = [*(obj for obj in self.main.objects if obj is not self._coming),
                                  frame]
         self.main.param.update(**update)
-
-
-#: A session that starts within this many seconds of the end of another one's first
-#: document opens together with it (a class opening one link): its page follows its first
-#: document (ExplorerApp). Counted from the end, so a slow build does not split a burst.
-TOGETHER_S = 1.0
-_last_built = [float("-inf")]
-
-
-def opening_together() -> bool:
-    """True when another session of this process finished its first document less than
-    :data:`TOGETHER_S` seconds ago, or still waits for its page.
-
-    >>> session_built(); opening_together()
-    True
-    """
-    import time
-
-    return time.monotonic() - _last_built[0] < TOGETHER_S or turns_waiting() > 0
-
-
-def session_built() -> None:
-    """Record that a session's first document was just built (see :func:`opening_together`)."""
-    import time
-
-    _last_built[0] = time.monotonic()
 
 
 def hidden_pages_rule(shown: str | None) -> str:

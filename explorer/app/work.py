@@ -14,6 +14,8 @@ changes held into one message), where Bokeh and Panel objects may be touched.
   same kind of token, which it checks between steps.
 * Where nothing runs an event loop for the session (tests, scripts) ``submit`` runs
   ``compute`` and ``apply`` at once on the caller's thread.
+* Sessions opening together (a class opening one link) take turns: :class:`Admission`, one
+  per server process, handed to each session's app.
 
 The module imports no Panel at import time (notebooks and the Panel-free fit session use it).
 
@@ -30,21 +32,25 @@ import contextvars
 import functools
 import logging
 import threading
+import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["Cancelled", "Job", "Token", "WorkService", "after_this_paint", "batched",
-           "can_poll", "in_notebook_kernel", "in_turn", "locked", "on_loop", "start_thread",
-           "turns_waiting"]
+__all__ = ["LONG", "QUICK", "TURNS", "Admission", "Cancelled", "Job", "Token", "WorkService",
+           "after_this_paint", "batched", "busy", "can_poll", "in_notebook_kernel", "locked",
+           "on_loop", "start_thread"]
 
 log = logging.getLogger(__name__)
 
-#: Executors shared by every session of the process.
+#: Executors shared by every session of the process, named by ``submit(..., pool=...)``.
 QUICK = "quick"   # short builds (data, splits): one thread per core of the target machine
-TURNS = "turns"   # work that already fills the machine (a comparison's worker processes)
+#: Work that already fills the machine (a comparison's worker processes): one job at a
+#: time in the process; :func:`busy` says whether one waits or runs (Compare says so).
+TURNS = "turns"
 LONG = "long"     # work that may last (figures, curves): a thread per job
 
 _executors: dict[str, ThreadPoolExecutor] = {}
@@ -390,88 +396,157 @@ def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -
 
     Before the session has loaded, that is when the browser reports its document drawn
     (Panel's ``onload``), or after ``fallback_s``; later, at once. Either way in turn with
-    the other sessions' pages (:func:`in_turn`). Returns False, and runs nothing, without a
-    served session (there everything is shown at once).
+    the other sessions' pages (:meth:`Admission.in_turn` of the session's admission; on the
+    next tick for a session that was admitted by none). Returns False, and runs nothing,
+    without a served session (there everything is shown at once).
     """
     import panel as pn
 
     doc = pn.state.curdoc
     if doc is None or getattr(doc, "session_context", None) is None:
         return False
+    admission = Admission.of(doc)
     done = threading.Event()
+
+    def take_turn() -> None:
+        if admission is not None:
+            admission.in_turn(doc, callback)
+        else:
+            doc.add_next_tick_callback(lambda: on_loop(doc, callback))
 
     def run() -> None:   # in turn with the sessions opening meanwhile (a class at once)
         if not done.is_set():
             done.set()
-            in_turn(doc, callback)
+            take_turn()
 
     if pn.state.loaded:
-        in_turn(doc, callback)
+        take_turn()
     else:
         pn.state.onload(run)
         doc.add_timeout_callback(run, int(fallback_s * 1000))
     return True
 
 
-#: Callbacks waiting for their turn (:func:`in_turn`), oldest first: (document, callback).
-_turns: deque = deque()
-_turn_taker: asyncio.Task | None = None
-#: Longest wait for one turn's callback (a session that ended before its turn never runs it).
-TURN_TIMEOUT_S = 10.0
-#: Pause between two turns: the messages of open sessions (and the hops of their changes:
-#: a data build's result, its figures) are answered in it.
-TURN_GAP_S = 0.02
+class Admission:
+    """Who goes when sessions open together (a class opening one link): the policy of one
+    server process, made where the app is served (:func:`explorer.app.serving.build_app`)
+    and handed to each session's app (``ExplorerApp(admission=...)``).
 
+    * :meth:`opened`: a session's first document was just built. A session that starts
+      within ``together_s`` seconds of the last one's (counted from its end, so a slow build
+      does not split a burst), or while builds still wait their turn, opens together with
+      them (:meth:`opening_together`): its page follows its first document, in turn.
+    * :meth:`in_turn`: work a session queues while it opens (its sidebar, its page, the
+      figures below the fold) runs after everything queued before it, by any session, one
+      callback per turn of the event loop with a breath of ``turn_gap_s`` in between, so an
+      open session's change waits for one build at most, and first come, first served.
+    * :meth:`admit` / :meth:`of`: the admission a session's document was admitted by
+      (:func:`after_this_paint` finds it there; a page need not know its app).
 
-def in_turn(doc, callback: Callable[[], None]) -> None:
-    """Run ``callback`` as :func:`on_loop` does, after every callback queued here before it
-    (by any session of the process), one per turn of the event loop.
+    Parameters
+    ----------
+    together_s : float
+    turn_gap_s : float
+        Pause between two turns: the messages of open sessions (and the hops of their
+        changes: a data build's result, its figures) are answered in it.
+    turn_timeout_s : float
+        Longest wait for one turn's callback (a session that ended before its turn never
+        runs it).
+    clock : callable () -> float
+        Seconds, monotonic (a test passes a fake clock).
 
-    For work a new session queues while a class opens the link together (its first page):
-    in between two callbacks the loop answers whatever arrived meanwhile, so an open
-    session's change waits for one callback at most, not for every session opening, and the
-    sessions that asked first are served first. Without a running event loop (``panel
-    serve --warm`` building the app before it listens) it runs at once.
+    >>> now = [100.0]
+    >>> admission = Admission(clock=lambda: now[0])
+    >>> admission.opening_together()
+    False
+    >>> admission.opened(); now[0] += 0.5; admission.opening_together()
+    True
+    >>> now[0] += 1.0; admission.opening_together()
+    False
     """
-    global _turn_taker
-    try:
+
+    TOGETHER_S = 1.0
+    TURN_GAP_S = 0.02
+    TURN_TIMEOUT_S = 10.0
+
+    def __init__(self, *, together_s: float = TOGETHER_S, turn_gap_s: float = TURN_GAP_S,
+                 turn_timeout_s: float = TURN_TIMEOUT_S,
+                 clock: Callable[[], float] = time.monotonic):
+        self.together_s, self.turn_gap_s = float(together_s), float(turn_gap_s)
+        self.turn_timeout_s, self.clock = float(turn_timeout_s), clock
+        self._last_opened = float("-inf")
+        self._turns: deque = deque()   # (document, callback), oldest first
+        self._taker: asyncio.Task | None = None
+
+    # ------------------------------------------------------------------ who opens together
+    def opened(self) -> None:
+        """A session's first document was just built (see :meth:`opening_together`)."""
+        self._last_opened = self.clock()
+
+    def opening_together(self) -> bool:
+        """True when another session finished its first document less than ``together_s``
+        seconds ago, or builds still wait their turn."""
+        return self.clock() - self._last_opened < self.together_s or self.waiting > 0
+
+    @property
+    def waiting(self) -> int:
+        """How many callbacks wait for their turn (:meth:`in_turn`)."""
+        return len(self._turns)
+
+    def admit(self, doc) -> None:
+        """``doc``'s session is admitted here: its pages' :func:`after_this_paint` take their
+        turns with this admission."""
+        _admitted[doc] = self
+
+    @staticmethod
+    def of(doc) -> Admission | None:
+        """The admission ``doc``'s session was admitted by (None: none)."""
+        try:
+            return _admitted.get(doc)
+        except TypeError:   # not weakly referable: never admitted
+            return None
+
+    # ------------------------------------------------------------------ turns
+    def in_turn(self, doc, callback: Callable[[], None]) -> None:
+        """Run ``callback`` as :func:`on_loop` does, after every callback queued here before
+        it, one per turn of the event loop. Without a running event loop (``panel serve
+        --warm`` building the app before it listens) it runs at once."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:   # no event loop (panel serve --warm's own build): at once
+            on_loop(doc, callback)
+            return
+        self._turns.append((doc, callback))
+        if self._taker is None or self._taker.done():
+            self._taker = loop.create_task(self._take_turns())
+
+    async def _take_turns(self) -> None:
         loop = asyncio.get_running_loop()
-    except RuntimeError:   # no event loop (panel serve --warm's own build): at once
-        on_loop(doc, callback)
-        return
-    _turns.append((doc, callback))
-    if _turn_taker is None or _turn_taker.done():
-        _turn_taker = loop.create_task(_take_turns())
+        while self._turns:
+            doc, callback = self._turns.popleft()
+            done = loop.create_future()
 
+            def run(doc=doc, callback=callback, done=done) -> None:
+                try:
+                    on_loop(doc, callback)
+                finally:
+                    if not done.done():
+                        done.set_result(None)
 
-def turns_waiting() -> int:
-    """How many callbacks wait for their turn (:func:`in_turn`)."""
-    return len(_turns)
-
-
-async def _take_turns() -> None:
-    loop = asyncio.get_running_loop()
-    while _turns:
-        doc, callback = _turns.popleft()
-        done = loop.create_future()
-
-        def run(doc=doc, callback=callback, done=done) -> None:
             try:
-                on_loop(doc, callback)
-            finally:
-                if not done.done():
-                    done.set_result(None)
+                doc.add_next_tick_callback(run)   # with the session's document lock
+            except Exception:  # noqa: BLE001 -- the session ended meanwhile: nothing to build
+                continue
+            try:
+                await asyncio.wait_for(done, self.turn_timeout_s)
+            except asyncio.TimeoutError:
+                log.warning("in_turn: a callback did not run within %s s", self.turn_timeout_s)
+            if self._turns:   # a breath between two: what arrived meanwhile goes first
+                await asyncio.sleep(self.turn_gap_s)
 
-        try:
-            doc.add_next_tick_callback(run)   # with the session's document lock
-        except Exception:  # noqa: BLE001 -- the session ended meanwhile: nothing to build
-            continue
-        try:
-            await asyncio.wait_for(done, TURN_TIMEOUT_S)
-        except asyncio.TimeoutError:
-            log.warning("in_turn: a callback did not run within %s s", TURN_TIMEOUT_S)
-        if _turns:   # a breath between two: what arrived meanwhile goes first
-            await asyncio.sleep(TURN_GAP_S)
+
+#: document -> the :class:`Admission` that admitted its session (forgotten with it)
+_admitted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def in_notebook_kernel() -> bool:
