@@ -31,6 +31,7 @@ from explorer._compat import (
 log = logging.getLogger(__name__)
 
 __all__ = ["CsvUpload", "FramePacer", "LiveText", "ShownPageLayout", "beside", "figure_pane",
+           "flowing_row",
            "intro_card", "set_flex_objects", "status_line"]
 
 
@@ -282,21 +283,37 @@ def intro_card(markdown: str, *, collapsed: bool = True, font_size: str = "15px"
                    stylesheets=[":host .card-title { font-size: 1.35em; font-weight: 600; }"])
 
 
-def beside(left, right, *, right_least: int) -> pn.Row:
+def beside(left, right, *, right_least: int) -> pn.FlexBox:
     """``left`` and ``right`` in one row while the row is wide enough for ``right`` to get
     ``right_least`` px beside ``left``; in a narrower window (1024 px with the sidebar open)
     ``right`` goes under ``left``, at the full width, instead of past the window's edge.
 
-    The row wraps (CSS ``flex-wrap``), and its least width is not the sum of its items'
-    (Panel adds them up into the row's ``min_width``, which would make it overflow rather
-    than wrap): ``right``'s least width is a style of its own, which the browser uses to
-    decide where the line breaks.
-
     >>> row = beside(pn.Column(width=300), pn.Column(sizing_mode="stretch_width"),
     ...              right_least=620)
-    >>> row[1].styles["min-width"]
-    'min(100%, 620px)'
+    >>> row[1].styles["flex"]
+    '1 1 620px'
     """
-    right.styles = {**right.styles, "min-width": f"min(100%, {int(right_least)}px)"}
-    return pn.Row(left, right, sizing_mode="stretch_width",
-                  stylesheets=[":host { flex-wrap: wrap; min-width: 0 !important; }"])
+    return flowing_row(left, right, least=right_least)
+
+
+def flowing_row(*objects, least: int = 400) -> pn.FlexBox:
+    """A row whose items go on the next line where the window is too narrow for them all,
+    instead of past the window's right edge (a wrapping ``FlexBox``); an item that
+    stretches takes the room left on its line, at least ``least`` px (or the whole line).
+
+    Not a ``Row``: Panel gives a row the sum of its items' least widths as its own, and
+    every layout above it the same, so a page could only overflow a narrow window, never
+    wrap. A ``FlexBox`` has no least width of its own. Items added later go in with
+    :func:`set_flex_objects` (the template's theme).
+
+    >>> box = flowing_row(pn.Spacer(width=300), pn.Column(sizing_mode="stretch_width"))
+    >>> box.flex_wrap, box[1].styles["min-width"]
+    ('wrap', 'min(100%, 400px)')
+    """
+    for item in objects:
+        if item.sizing_mode in ("stretch_width", "stretch_both", "scale_width", "scale_both"):
+            # (inline: it overrides the 100% width Bokeh gives a stretching item)
+            item.styles = {**item.styles, "flex": f"1 1 {int(least)}px", "width": "auto",
+                           "min-width": f"min(100%, {int(least)}px)"}
+    return pn.FlexBox(*objects, flex_wrap="wrap", flex_direction="row",
+                      sizing_mode="stretch_width")

@@ -40,6 +40,7 @@ from explorer.app.components import (
     LiveText,
     beside,
     figure_pane,
+    flowing_row,
     intro_card,
     set_flex_objects,
 )
@@ -48,6 +49,7 @@ from explorer.app.fit_session import FitJob
 from explorer.app.matrix_upload import YourMatrixPanel
 from explorer.app.page_panel import FitInputs, FitResult, PagePanel
 from explorer.app.runner import LiveFitRunner
+from explorer.app.sweep_panel import SweepPanel
 from explorer.app.widgets import ParamForm
 from explorer.app.work import (
     WorkService,
@@ -288,7 +290,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._all_shown = False    # every figure made so far has its pane in the body
         self._listed: list[int] = []   # ids of the figures the panes were last arranged for
         self.body = pn.FlexBox(sizing_mode="stretch_width")
-        self.story = pn.Row(margin=0)
+        self.story = flowing_row()   # the pair side by side, one under the other if narrow
         self.captions = pn.Column(margin=0)
         self._captions: list[tuple[Any, LiveText]] = []   # (a view's caption, its text here)
         self._errors_pane = figure_pane(savable(self.errors.figure))
@@ -301,7 +303,8 @@ class ModelPageView(pn.viewable.Viewer):
                                self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
         self._kernel_work = None
-        self.panels = [*page.panels(), YourMatrixPanel()]
+        self.panels = [*page.panels(), SweepPanel(page, self.params, state, self.runner),
+                       YourMatrixPanel()]
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
         self.body.extend([panel.layout for panel in self.panels if not panel.below])
@@ -394,7 +397,7 @@ class ModelPageView(pn.viewable.Viewer):
                 self._all_shown = False
         self.runner.pacer.watched = [fig.id for fig in figures]
         if [id(p) for p in story] != [id(obj) for obj in self.story.objects]:
-            self.story.objects = story
+            set_flex_objects(self.story, story)
         ours = {id(pane) for pane in self._panes.values()}
         wanted = rest + [obj for obj in self.body.objects if id(obj) not in ours]
         if [id(obj) for obj in wanted] != [id(obj) for obj in self.body.objects]:
@@ -652,12 +655,16 @@ class ModelPageView(pn.viewable.Viewer):
             # tasks where it beat every baseline, a baseline of its own variants included)
             best_baseline = np.min([errors[name] for name in baselines], axis=0)
             better = np.flatnonzero(model < best_baseline).tolist()
-            each = " and ".join(
-                f"{'than ' if k else ''}{escape(name)} on "
-                f"{int(np.sum(model < errors[name]))} of {len(model)}"
-                for k, name in enumerate(baselines))
-            solid = ("where it beats every baseline" if len(baselines) > 1 else "where it does")
-            text += f"; per task, the model is better than {each} (bars solid {solid})"
+            def against(name: str) -> str:   # ties said as ties, not as losses
+                other = errors[name]
+                return (f"{escape(name)} on {int(np.sum(model < other))} of {len(model)} "
+                        f"(worse on {int(np.sum(model > other))}, equal on "
+                        f"{int(np.sum(model == other))})")
+
+            each = " and better than ".join(against(name) for name in baselines)
+            solid = ("better than every baseline" if len(baselines) > 1 else "better")
+            text += (f"; task by task the model does better than {each}; its bars are solid "
+                     f"where it does {solid}")
         unscored = int(np.sum(np.isnan(model)))
         if unscored:
             text += (f"; {unscored} task(s) have too few test examples to score (drawn at 0: "

@@ -724,7 +724,7 @@ class EstimateTruthView(LiveView):
         # schools) gets the room its columns need.
         alone = truth is None
         estimate = self.estimate.heatmap.figure
-        estimate.frame_width = 2 * self.frame + 60 if alone else self.frame
+        estimate.frame_width = 2 * self.frame if alone else self.frame
         estimate.right = [self._estimate_bar] if alone else []
         estimate.title.text = self.estimate_title + (
             " (no truth to compare with here)" if alone else "")

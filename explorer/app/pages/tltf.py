@@ -10,6 +10,7 @@ import panel as pn
 import param
 from sklearn.linear_model import LogisticRegression
 
+from explorer.app.components import flowing_row, set_flex_objects
 from explorer.app.kit import ModelPage, PagePanel, figure_pane
 from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
@@ -101,16 +102,15 @@ class TransferPanel(PagePanel):
         self._figure1_cache: dict = {}
         # The gate's figures join after the first fit (a page holds the fewest models); the
         # section is never hidden (cleared in place).
-        self.gate_row = pn.Row(self.sliders)
+        self.gate_row = flowing_row(self.sliders)
         self.layout = pn.Column(
             pn.pane.Markdown("### A new task from its features alone"), self.gate_row,
-            pn.Row(self.table, self.figure1, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+            flowing_row(self.table, self.figure1), sizing_mode="stretch_width")
 
     def fitted(self, estimator, result, fit) -> None:
         self.gate.set_model(estimator, fit.train)
         if len(self.gate_row) == 1:
-            self.gate_row.extend([figure_pane(f) for f in self.gate.figures])
+            set_flex_objects(self.gate_row, [self.sliders, *map(figure_pane, self.gate.figures)])
         sliders = [pn.widgets.FloatSlider(label=f"task feature t{j}", start=lo, end=hi,
                                           value=value, step=0.05, width=220)
                    for j, (lo, hi, value) in enumerate(slider_ranges(estimator, fit.train))]
