@@ -414,3 +414,18 @@ def test_the_app_takes_its_admission_and_the_server_process_has_one():
     assert ExplorerApp(pages=tasks).admission is not admission   # a notebook's: its own
     assert process_admission() is process_admission()
     app.close()
+
+
+def test_one_helper_says_whether_a_session_is_served_and_the_app_asks_only_it():
+    import types
+    from pathlib import Path
+
+    from explorer.app.work import served
+
+    assert served(None) is False and served() is False           # a test: no session
+    assert served(types.SimpleNamespace(session_context=None)) is False   # a notebook's
+    assert served(types.SimpleNamespace(session_context=object())) is True
+    app = Path(__file__).resolve().parents[1] / "explorer" / "app"
+    asking = sorted(str(path.relative_to(app)) for path in app.rglob("*.py")
+                    if "session_context" in path.read_text(encoding="utf-8"))
+    assert asking == ["work.py"], asking

@@ -17,7 +17,7 @@ import param
 
 from explorer import _compat
 from explorer.app.fit_session import RECORD_MAX_BYTES, FitSession
-from explorer.app.work import batched, can_poll, locked, on_loop
+from explorer.app.work import batched, can_poll, locked, on_loop, served
 
 __all__ = ["LiveFitRunner", "SPEEDS"]
 
@@ -217,7 +217,7 @@ class LiveFitRunner(pn.viewable.Viewer):
     # ------------------------------------------------------------------ polling
     @staticmethod
     def _has_server() -> bool:
-        return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        return served()
 
     def _start_polling(self):
         if self._callback is None and can_poll():

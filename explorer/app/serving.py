@@ -21,7 +21,7 @@ from explorer.app.process import (
     warm_up_kernels,
 )
 from explorer.app.shell import ExplorerApp
-from explorer.app.work import Admission, WorkService
+from explorer.app.work import Admission, WorkService, served
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerTemplate", "bind_url", "build_app", "process_admission", "serve"]
@@ -106,7 +106,7 @@ def bind_url(state, location=None) -> list[tuple[str, str]]:
         # on the next tick, because Panel does not echo a property back while it handles
         # the browser's change of it.
         document = pn.state.curdoc
-        if document is not None and document.session_context is not None:
+        if served(document):
             document.add_next_tick_callback(write)
         else:
             write()
@@ -173,12 +173,12 @@ def build_app(models=None, *, admission: Admission | None = None
     configure_process()
     try:
         asyncio.get_running_loop()
-        served = True
+        listening = True
     except RuntimeError:
-        served = False
+        listening = False
     # ``panel serve --warm`` runs this once before the server listens (no loop yet): the
     # warm-up is paid there, before any visitor; in a session it goes on off the loop.
-    warm_up_kernels(wait=not served)
+    warm_up_kernels(wait=not listening)
     from explorer.app.custom import configured_models
     from explorer.app.pages import pages_for
     from explorer.app.state import ExplorerState
@@ -187,7 +187,7 @@ def build_app(models=None, *, admission: Admission | None = None
     freeze_imports()   # the first session's build: everything is imported, nothing made yet
 
     doc = pn.state.curdoc
-    if served and doc is not None:
+    if listening and doc is not None:
         # first of the session's onload callbacks: before a page built then (ExplorerApp)
         pn.state.onload(lambda: themed_by_the_template(doc))
     state = ExplorerState(pages={page.slug: page.params for page in pages})

@@ -13,7 +13,7 @@ import panel as pn
 
 from explorer.app.components import ShownPageLayout
 from explorer.app.sidebar import make_sidebar
-from explorer.app.work import Admission, batched
+from explorer.app.work import Admission, batched, served
 from explorer.viz.live import escape
 
 __all__ = ["ExplorerApp", "hidden_pages_rule"]
@@ -56,8 +56,7 @@ class ExplorerApp(pn.viewable.Viewer):
         self._shown_view = None
         self.admission = admission if admission is not None else Admission()
         doc = pn.state.curdoc
-        served = doc is not None and doc.session_context is not None
-        if served:
+        if served(doc):
             self.admission.admit(doc)
         self.state.param.watch(self._show_page, "page")
         # served while other sessions open: the first document is the template and this
@@ -70,7 +69,7 @@ class ExplorerApp(pn.viewable.Viewer):
         else:
             self._make_sidebar()
             self._show_page()
-        if served:   # (not panel serve --warm's build: its first visitor is alone)
+        if served(doc):   # (not panel serve --warm's build: its first visitor is alone)
             self.admission.opened()
 
     def __panel__(self):
@@ -124,7 +123,7 @@ class ExplorerApp(pn.viewable.Viewer):
         import asyncio
 
         doc = pn.state.curdoc
-        if doc is None or doc.session_context is None or pn.state.loaded:
+        if not served(doc) or pn.state.loaded:
             return False
         try:
             asyncio.get_running_loop()

@@ -19,6 +19,7 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.app.work import served
 from explorer.parameters import parse_value
 
 __all__ = ["LabelledCheckbox", "ParamForm", "widget_for"]
@@ -176,7 +177,7 @@ class ParamForm(pn.viewable.Viewer):
         the next tick: Panel does not echo a property back to the browser while it handles
         the browser's change of it, so the refused text would stay and be sent again."""
         document = pn.state.curdoc
-        if document is not None and document.session_context is not None:
+        if served(document):
             document.add_next_tick_callback(lambda: self.show(name, self._current(name)))
         else:
             self.show(name, self._current(name))

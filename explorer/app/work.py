@@ -42,7 +42,7 @@ from typing import Any
 
 __all__ = ["LONG", "QUICK", "TURNS", "Admission", "Cancelled", "Job", "Token", "WorkService",
            "after_this_paint", "batched", "busy", "can_poll", "in_notebook_kernel", "locked",
-           "on_loop", "start_thread"]
+           "on_loop", "served", "start_thread"]
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class WorkService:
     def for_document(cls, doc) -> WorkService:
         """The service of ``doc``'s session: results applied on its event loop (served), on
         the notebook kernel's loop, or at once (no loop)."""
-        if doc is not None and getattr(doc, "session_context", None) is not None:
+        if served(doc):
             def schedule(callback: Callable[[], None]) -> None:
                 doc.add_next_tick_callback(lambda: on_loop(doc, callback))
 
@@ -358,7 +358,7 @@ def batched(doc):
     from panel.io.state import set_curdoc
 
     with set_curdoc(doc):
-        if doc is None or getattr(doc, "session_context", None) is None:
+        if not served(doc):
             yield
             return
         with hold(doc):
@@ -381,8 +381,7 @@ def locked(fn):
         import panel as pn
 
         doc = pn.state.curdoc
-        if (_holding_lock.get() or doc is None
-                or getattr(doc, "session_context", None) is None):
+        if _holding_lock.get() or not served(doc):
             return fn(*args, **kwargs)
         pn.state.execute(lambda: on_loop(doc, lambda: fn(*args, **kwargs)), schedule=True)
         return None
@@ -403,7 +402,7 @@ def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -
     import panel as pn
 
     doc = pn.state.curdoc
-    if doc is None or getattr(doc, "session_context", None) is None:
+    if not served(doc):
         return False
     admission = Admission.of(doc)
     done = threading.Event()
@@ -567,7 +566,25 @@ def in_notebook_kernel() -> bool:
 
 def can_poll() -> bool:
     """True where periodic callbacks run: a server session, or a notebook's kernel."""
-    import panel as pn
+    return served() or in_notebook_kernel()
 
-    doc = pn.state.curdoc
-    return (doc is not None and doc.session_context is not None) or in_notebook_kernel()
+
+#: ``served()``'s default: Panel's current document.
+_CURRENT = object()
+
+
+def served(doc: Any = _CURRENT) -> bool:
+    """True when ``doc`` (by default Panel's current document) is a Bokeh server session's:
+    a browser is connected through a server, callbacks go through its event loop, and what
+    changes is sent as messages. False for None, a notebook's document, or a test's.
+
+    The one place the app asks "is this a served session?".
+
+    >>> served(None), served()
+    (False, False)
+    """
+    if doc is _CURRENT:
+        import panel as pn
+
+        doc = pn.state.curdoc
+    return doc is not None and getattr(doc, "session_context", None) is not None

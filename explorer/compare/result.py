@@ -5,13 +5,16 @@ standard deviation over the trials, the best per column marked).
 Marking follows the papers' practice: in each column the method with the best mean is
 marked, and so is every method that a two-sided paired t-test over the trials
 (``scipy.stats.ttest_rel``, alpha 0.05) does not find significantly different from it.
+
+Numbers and text only: the figures of a result and its standalone HTML report are drawn by
+:mod:`explorer.viz.comparison` (``comparison_plot(result)``, ``report_html(result)``), a layer
+above this one.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -275,9 +278,13 @@ class ComparisonResult:
         lines += [r"\bottomrule", r"\end{tabular}"]
         return "\n".join(lines) + "\n"
 
-    def table_html(self, metric: str | None = None, *, digits: int = 3,
-                   alpha: float = 0.05) -> str:
-        """The table as an HTML ``<table>`` (names escaped), marked cells in ``<strong>``."""
+    def to_html(self, metric: str | None = None, *, digits: int = 3,
+                alpha: float = 0.05) -> str:
+        """The table as an HTML ``<table>`` (names escaped), marked cells in ``<strong>``.
+
+        The standalone report (the tables as the Compare page marks them, the figures, Bokeh
+        inline) is :func:`explorer.viz.comparison.report_html`.
+        """
         texts, best = self._cells(metric, digits, alpha)
         esc = html.escape
         head = "".join(f"<th>{esc(c)}</th>" for c in self.columns)
@@ -291,32 +298,6 @@ class ComparisonResult:
         return (f'<table class="mtl-compare"><caption>{esc(self.caption(metric, alpha=alpha))}'
                 f"</caption><thead><tr><th>method</th>{head}</tr></thead><tbody>"
                 + "".join(body) + "</tbody></table>")
-
-    def to_html(self, path=None, *, metric: str | None = None, digits: int = 3,
-                alpha: float = 0.05, report: bool | None = None,
-                truth=None) -> str | None:
-        """HTML: the table alone, or the standalone report (table + plots, Bokeh inline).
-
-        ``to_html()`` returns the table (:meth:`table_html`, the papers' marking);
-        ``to_html(path)`` writes the standalone report
-        (:func:`explorer.viz.comparison.report_html`, whose tables are the Compare page's:
-        only a column's clear winner marked) to ``path`` and returns None;
-        ``to_html(report=True)`` returns the report. ``truth``: 2-D truth
-        matrices (key -> array, e.g. ``{"task_relation": dataset.truth["task_relation"]}``)
-        drawn beside the learned task matrices in the report.
-        """
-        report = path is not None if report is None else bool(report)
-        if not report:
-            if path is not None:
-                raise ValueError("path needs report=True (a file is always the full report).")
-            return self.table_html(metric, digits=digits, alpha=alpha)
-        from ..viz.comparison import report_html
-
-        document = report_html(self, metric=metric, digits=digits, alpha=alpha, truth=truth)
-        if path is None:
-            return document
-        Path(path).write_text(document, encoding="utf-8")
-        return None
 
     def to_csv(self, path=None) -> str | None:
         """The tidy frame as CSV (a string when ``path`` is None)."""
@@ -407,14 +388,6 @@ class ComparisonResult:
                 rows.append(row)
         columns = ["method", "key", "truth", *AGREEMENT_KEYS, "n_trials", "reason"]
         return pd.DataFrame(rows, columns=columns)
-
-    def plot(self, metric: str | None = None, *, a: str | None = None, b: str | None = None):
-        """HoloViews layout: per-task bars (mean, std error bars) per method, and per-trial
-        values of method ``a`` against method ``b`` (default: the first two methods) with
-        the diagonal. See :func:`explorer.viz.comparison.comparison_plot`."""
-        from ..viz.comparison import comparison_plot
-
-        return comparison_plot(self, metric=self._metric(metric), a=a, b=b)
 
 
 _LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
