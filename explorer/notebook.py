@@ -54,7 +54,7 @@ def setup(*, holoviews: bool = True) -> None:
     ----------
     holoviews : bool, default True
         Also set up HoloViews' Bokeh backend (the library's static plots, e.g.
-        ``compare(...).plot()``). HoloViews then loads through Panel, with the same inline
+        ``comparison_plot(compare(...))``). HoloViews then loads through Panel, with the same inline
         resources.
     """
     import panel as pn

@@ -315,22 +315,20 @@ def test_agreement_judges_each_trials_matrix_against_the_truth(regression_data):
 
 
 # ---------------------------------------------------------------------- the HTML report
-def test_to_html_writes_a_standalone_offline_report(regression_data, tmp_path):
+def test_the_report_of_a_result_is_standalone_and_offline(regression_data):
     import re
+
+    from explorer.viz.comparison import comparison_plot, page_table_html, report_html
 
     result = compare({"ridge": MultiTaskRidge(lambda_ridge=0.1), "l21 <i>": L21MTFL()},
                      regression_data, n_trials=2, train_fraction=0.5, progress=False)
-    path = tmp_path / "report.html"
-    assert result.to_html(path) is None
-    text = path.read_text(encoding="utf-8")
+    text = report_html(result)
     assert re.findall(r"<script[^>]*\bsrc\s*=", text) == []
     assert re.findall(r"<link[^>]*>", text) == []
-    from explorer.viz.comparison import page_table_html
-
     assert page_table_html(result) in text           # the table, as the page shows it
     assert text.count("<div class=\"figure\">") == 3   # bars, A vs B, the matrices
     assert "Bokeh" in text and "l21 &lt;i&gt;" in text and "l21 <i>" not in text
-    layout = result.plot(a="l21 <i>", b="ridge")
+    layout = comparison_plot(result, a="l21 <i>", b="ridge")
     assert len(layout) == len(regression_data.task_names) + 2
 
 

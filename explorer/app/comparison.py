@@ -28,6 +28,7 @@ from explorer.viz.comparison import (
     comparison_plot,
     page_table_html,
     relationship_plot,
+    report_html,
 )
 
 __all__ = ["ComparisonOutcome", "ComparisonResults", "run_comparison", "truth_matrices",
@@ -123,4 +124,4 @@ class ComparisonResults(pn.viewable.Viewer):
         if self.result is None:
             return io.StringIO("")
         with fresh_curdoc():
-            return io.StringIO(self.result.to_html(report=True, truth=self.truth))
+            return io.StringIO(report_html(self.result, truth=self.truth))
