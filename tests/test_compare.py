@@ -332,6 +332,35 @@ def test_the_report_of_a_result_is_standalone_and_offline(regression_data):
     assert len(layout) == len(regression_data.task_names) + 2
 
 
+def test_over_many_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks():
+    """Issue 39: Compare on School drew a screen of small panels of its first 16 schools.
+    Past MAX_BAR_PANELS tasks: the average, each method's distribution over the tasks (one
+    box a method) and the worst tasks, named; the task matrices label every k-th task."""
+    from explorer.data import make_task_family
+    from explorer.viz.comparison import (
+        MAX_BAR_PANELS,
+        WORST_TASKS,
+        comparison_plot,
+        relationship_plot,
+    )
+
+    data = make_task_family(("related",) * (MAX_BAR_PANELS + 8), kind="regression",
+                            n_samples_per_task=20, random_state=0)
+    result = compare({"ridge": MultiTaskRidge(lambda_ridge=0.1), "l21": L21MTFL()}, data,
+                     n_trials=2, train_fraction=0.5, progress=False)
+    layout = comparison_plot(result)
+    titles = [panel.opts.get().kwargs.get("title") for panel in layout]
+    assert titles[0] == f"{data.n_tasks} tasks" and titles[1] == result.columns[-1]
+    worst = [t for t in titles if str(t).startswith("worst: ")]
+    assert len(worst) == WORST_TASKS and len(layout) == WORST_TASKS + 3   # + the scatter
+    means = result.summary(result.metrics[0])
+    by_task = means[means["task"] != result.columns[-1]].groupby("task")["mean"].mean()
+    assert {t.removeprefix("worst: ") for t in worst} == set(by_task.nlargest(WORST_TASKS).index)
+    matrices = relationship_plot(result)
+    yticks = matrices[0].opts.get().kwargs["yticks"]
+    assert 2 <= len(yticks) < data.n_tasks and yticks[0][1] == str(data.task_names[0])
+
+
 # ---------------------------------------------------------------------- bad arguments
 @pytest.mark.parametrize("change, message", [
     ({"metric": "rmse"}, r"metric must be one of .*got 'rmse'"),

@@ -79,13 +79,22 @@ def _wrapped(name: str, width: int = 12) -> str:
 
 
 def _bars(result, metric: str, width: int, height: int) -> list:
+    """One bar panel per task column and the average; past :data:`MAX_BAR_PANELS` tasks the
+    average, each method's distribution over the tasks and the worst tasks (by the mean of
+    the methods' errors) instead (139 schools drew a screen of small panels of the first 16,
+    which said nothing of the other 123)."""
     summary = result.summary(metric)
     colors = _method_colors(result.methods)
     columns = result.columns
-    if len(columns) > MAX_BAR_PANELS + 1:
-        columns = [*columns[:MAX_BAR_PANELS], columns[-1]]
     direction = "higher" if result.greater_is_better[metric] else "lower"
     panels = []
+    if len(columns) > MAX_BAR_PANELS + 1:
+        tasks = summary[summary["task"] != columns[-1]]
+        panels.append(_distribution(tasks, metric, direction, colors, width, height))
+        by_task = tasks.groupby("task", sort=False)["mean"].mean()
+        worst = (by_task.nlargest(WORST_TASKS) if direction == "lower"
+                 else by_task.nsmallest(WORST_TASKS))
+        columns = [columns[-1], *worst.index]
     for task in columns:
         part = summary[summary["task"] == task][["method", "mean", "std"]].copy()
         part["std"] = part["std"].fillna(0.0)
@@ -95,10 +104,30 @@ def _bars(result, metric: str, width: int, height: int) -> list:
             color="color", line_color=None, tools=["hover"])
         errors = hv.ErrorBars(part, kdims=["method"], vdims=["mean", "std"]).opts(
             line_width=1.5)
+        title = str(task) if len(columns) == len(result.columns) or task == columns[0] \
+            else f"worst: {task}"
         panels.append((bars * errors).opts(
-            title=str(task), width=width, height=height, xrotation=70, xlabel="",
+            title=title, width=width, height=height, xrotation=70, xlabel="",
             ylabel=f"{metric} ({direction} better)", fontsize=_FONTS))
     return panels
+
+
+#: Tasks drawn one by one past MAX_BAR_PANELS: the worst for the methods on average.
+WORST_TASKS = 4
+
+
+def _distribution(tasks: pd.DataFrame, metric: str, direction: str, colors: dict,
+                  width: int, height: int):
+    """Each method's per-task means (the mean over the trials) as a box and whiskers, one
+    box a method: how the methods do over many tasks, in one panel."""
+    frame = tasks[["method", "task", "mean"]].copy()
+    frame["method"] = frame["method"].map(_wrapped)
+    wrapped = {_wrapped(name): color for name, color in colors.items()}
+    n_tasks = frame["task"].nunique()
+    return hv.BoxWhisker(frame, kdims=["method"], vdims=["mean"]).opts(
+        box_fill_color=hv.dim("method").categorize(wrapped), title=f"{n_tasks} tasks",
+        width=width, height=height, xrotation=70, xlabel="",
+        ylabel=f"{metric} ({direction} better)", fontsize=_FONTS, tools=["hover"])
 
 
 def pair_frame(result, metric: str, a: str, b: str) -> pd.DataFrame:
@@ -214,11 +243,15 @@ def relationship_plot(result, *, truth=None, size: int = 240, limit: int = MAX_M
             # hv.Image puts the array's first row at the top: task 0 reads first.
             image = hv.Image(shown, bounds=(0, 0, cols, rows), kdims=["column", "row"],
                              vdims=[key])
-            ticks = {}
+            ticks = {}   # as many names as the panel holds apart (every k-th of 139)
             if rows == len(names):
-                ticks["yticks"] = [(rows - i - 0.5, n) for i, n in enumerate(names)]
+                every = style.label_every(rows, style.labels_fit(size))
+                ticks["yticks"] = [(rows - i - 0.5, n) for i, n in enumerate(names)
+                                   if i % every == 0]
             if cols == len(names):
-                ticks["xticks"] = [(j + 0.5, n) for j, n in enumerate(names)]
+                every = style.label_every(cols, style.labels_fit(size))
+                ticks["xticks"] = [(j + 0.5, n) for j, n in enumerate(names)
+                                   if j % every == 0]
             panels.append(image.opts(
                 cmap=list(style.DIVERGING), clim=(-bound, bound), colorbar=True,
                 title=f"{method}: {key}", width=size + 140, height=size + 40, xlabel="",
