@@ -18,8 +18,8 @@ import pytest
 from explorer.__main__ import main
 from explorer.compare.reproduce import FRAME_COLUMNS, REPRODUCTIONS, reproduce
 
-NAMES = ["mtknn-toy", "rmtfl-outliers", "rmtfl-synthetic", "rmtfl-school", "mtdt-criteria",
-         "mtadaboost-digits", "mtboost-digits", "tltf-synthetic"]
+NAMES = ["mtknn-toy", "rmtfl-outliers", "rmtfl-synthetic", "rmtfl-school", "rmtfl-path",
+         "mtdt-criteria", "mtadaboost-digits", "mtboost-digits", "tltf-synthetic"]
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +139,50 @@ def test_rmtfl_school_prints_each_ratio_beside_table_2(runs):
     per_task = frame[(frame["task"] != "average") & (frame["metric"] == "nmse")]
     assert per_task["task"].nunique() == 139
     assert "This run: best" in text and "DirtyMTL and SLR" in text
+
+
+def test_rmtfl_path_note_says_what_the_run_found(runs):
+    """The sweep of lambda2: outlier recall rises to 1 along the grid, and the Note's CV
+    choice, truth's best, their distance in grid steps and in value, and the figures at both
+    are the run's own (recomputed here from the tidy CSV)."""
+    _, text, frame = runs("rmtfl-path")
+    note = " ".join(text.split("Note:")[1].split())
+    grid = frame[frame["metric"] == "lambda_columns"].groupby("setting")["value"].first()
+    grid = grid.sort_values(ascending=False)              # the path: lambda_max down
+    top = grid.iloc[0]
+
+    def curve(metric):
+        return (frame[frame["metric"] == metric].groupby("setting")["value"].mean()
+                .reindex(grid.index).to_numpy())
+
+    recall = curve("outliers:recall")
+    assert recall[0] == 0.0 and recall[-1] == 1.0 and np.all(np.diff(recall) >= 0)
+    choices = frame.loc[frame["metric"] == "cv_choice"].sort_values("trial")["value"]
+    assert len(choices) == 2 and set(choices) <= set(grid)
+    counts = [int(np.sum(choices.to_numpy() == v)) for v in grid]
+    i_cv = int(np.argmax(counts))                          # ties: the first (largest)
+    i_best = int(np.nanargmin(curve("agreement:W:relative_error")))
+    cv, best = grid.iloc[i_cv], grid.iloc[i_best]
+    steps = abs(i_cv - i_best)
+    if steps == 0:
+        assert f"coincide: lambda2 = {cv:.4g} ({cv / top:.3g} lambda2_max)" in note
+    else:
+        assert f"are {steps} grid step{'s' if steps > 1 else ''} apart" in note
+        assert f"CV picks lambda2 = {cv:.4g} ({cv / top:.3g} lambda2_max), " \
+               f"{max(cv, best) / min(cv, best):.2f} times " \
+               f"{'larger' if cv > best else 'smaller'} than the truth's best {best:.4g} " \
+               f"({best / top:.3g} lambda2_max)" in note
+    error = curve("agreement:W:relative_error")
+    assert f"({error[i_best]:.3f}; {error[i_cv]:.3f} at CV's choice)" in note
+    nmse = curve("test_error")
+    assert f"test nMSE {nmse[i_cv]:.3f}; at the truth's best" in note
+    assert f"The lowest test nMSE is at {grid.iloc[int(np.argmin(nmse))] / top:.3g}" in note
+    table = text.split("paper:")[0].splitlines()
+    marked = {line.split()[0]: line.split()[-1] for line in table
+              if line.rstrip().endswith((" CV", " truth", " CV + truth"))}
+    expected = ({f"{cv / top:.3g}": "truth"} if steps == 0 else     # "CV + truth" ends so
+                {f"{cv / top:.3g}": "CV", f"{best / top:.3g}": "truth"})
+    assert marked == expected
 
 
 def test_mtdt_ig_m_not_far_below_the_single_task_tree(runs):

@@ -55,6 +55,7 @@ from .reporting import (
     tidy,
     trial_seed,
 )
+from .reproduce_path import run_rmtfl_path
 from .reproduce_school import run_rmtfl_school
 from .transfer import VARIANTS, held_out_tasks, zero_shot_scores
 
@@ -569,6 +570,11 @@ REPRODUCTIONS: dict[str, Reproduction] = {r.name: r for r in (
                  "Gong, Ye & Zhang, KDD 2012, Table 2",
                  "nMSE / aMSE at 16%, 24% and 32% training on the real School data "
                  "(139 schools)", run_rmtfl_school, 10),
+    Reproduction("rmtfl-path", "rMTFL along lambda2: outliers and features found, CV vs truth",
+                 "Gong, Ye & Zhang, KDD 2012, Figure 3 setting",
+                 "outlier-task and shared-feature precision / recall along a lambda2 grid on "
+                 "the Sec. 6.1 data, the cross-validated choice beside the truth's best "
+                 "(explorer.compare.sweep)", run_rmtfl_path, 10),
     Reproduction("mtdt-criteria", "MT-DT criteria against a C4.5-like tree",
                  "Faddoul et al., ECML PKDD 2012, Table 1",
                  "single-task tree vs MT-DT with IG_J / IG_U / IG_M on local_relatedness",
