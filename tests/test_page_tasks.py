@@ -134,3 +134,40 @@ def test_more_than_two_features_are_drawn_where_each_tasks_classes_fall_apart():
     frame = scatter_frame(data)                           # what the page draws
     np.testing.assert_allclose(frame["panels"][0]["x"], Z[data.task == 0, 0])
     assert frame["x_label"] == labels[0]
+
+
+def test_the_page_makes_its_bokeh_models_on_the_event_loop_only(monkeypatch):
+    """The work service computes the frame (projection, colours, the truth's matrices) on a
+    worker; every Bokeh model, a heatmap of a kind of truth seen first included, is made on
+    the loop (here: this thread, which runs the callbacks the service schedules)."""
+    import queue
+    import threading
+
+    from bokeh.model import Model
+
+    from explorer.app.pages.tasks import TasksPage
+
+    made_on: set[int] = set()
+    init = Model.__init__
+
+    def recording(self, *args, **kwargs):
+        made_on.add(threading.get_ident())
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Model, "__init__", recording)
+    callbacks: queue.Queue = queue.Queue()
+
+    def run_loop(expected: int) -> None:   # the session's loop: two hops a job
+        for _ in range(expected):
+            callbacks.get(timeout=20)()
+
+    state = _State(dataset=make_task_family(("related", "negated"), random_state=0))
+    state.work = WorkService(callbacks.put)   # off the loop, as when served
+    page = TasksPage(state)
+    assert page._truth == {}                 # nothing computed yet: the loop has not run
+    run_loop(2)
+    assert "task_relation" in page._truth
+    state.dataset = make_clustered_tasks(n_tasks=4, n_clusters=2, random_state=0)
+    run_loop(2)
+    assert "clusters" in page._truth         # a kind of truth seen first: a new heatmap
+    assert made_on == {threading.get_ident()}

@@ -60,10 +60,12 @@ class TasksPage(pn.viewable.Viewer):
 
     The figures are made once (one figure with a panel per task, a heatmap per kind of
     truth the first time a data set needs it) and patched in place afterwards; the
-    projection and the colours are computed off the event loop (``state.work``), so a data
-    change costs the event loop only the patches. The scatters go with the page; the
-    truth's heatmaps (~60 Bokeh models each, below the scatters) follow once the browser
-    has painted it (:func:`after_this_paint`).
+    projection, the colours and the truth's matrices are computed off the event loop
+    (``state.work``: arrays only), so a data change costs the event loop only the patches.
+    Bokeh models are made on the event loop only. The scatters go with the page; the truth's
+    heatmaps (~60 Bokeh models and ~20-30 ms of Python each, below the scatters) are made
+    and sent once the browser has painted it (:func:`after_this_paint`), in a turn of their
+    own.
     """
 
     def __init__(self, state, **params):
@@ -86,6 +88,7 @@ class TasksPage(pn.viewable.Viewer):
         )
         self._shown, self._stale = True, False
         self._first_draw = True
+        self._truth_items: list[dict] = []   # the truth of the data shown (computed)
         state.param.watch(self._render, "dataset")
         self._render()
 
@@ -108,12 +111,8 @@ class TasksPage(pn.viewable.Viewer):
             return
 
         def compute():   # off the event loop when served: projection, colours, truth
-            scatter, truth = scatter_frame(dataset, max_tasks=MAX_TASKS), truth_matrices(dataset)
-            # and the heatmaps this data set is the first to need (Bokeh's Python makes a
-            # figure in ~15-40 ms: on the event loop they would hold every session)
-            heatmaps = {item["key"]: self._make_heatmap(item) for item in truth
-                        if item["key"] not in self._truth}
-            return dataset, scatter, truth, heatmaps
+            # (arrays only: the figures are made and patched on the loop)
+            return dataset, scatter_frame(dataset, max_tasks=MAX_TASKS), truth_matrices(dataset)
 
         self._state.work.submit("tasks-page", compute, self._show)
 
@@ -124,7 +123,7 @@ class TasksPage(pn.viewable.Viewer):
         with batched(pn.state.curdoc):
             self._patch(*frame)
 
-    def _patch(self, dataset, scatter, truth, heatmaps) -> None:
+    def _patch(self, dataset, scatter, truth) -> None:
         self._scatter.apply(scatter)
         name_figures(self._scatter.figure)
         shown = min(dataset.n_tasks, MAX_TASKS)
@@ -146,14 +145,20 @@ class TasksPage(pn.viewable.Viewer):
         present = {item["key"] for item in truth}
         for key, (_, column) in self._truth.items():
             column.visible = key in present
-        for item in truth:
-            self._show_truth(item, heatmaps.get(item["key"]))
-        # The first time, the browser draws the scatters before it lays out and draws the
-        # truth's heatmaps below them.
+        self._truth_items = truth
+        # The first time, the browser draws the scatters before the truth's heatmaps are
+        # made, laid out and drawn below them.
         if self._first_draw:
             self._first_draw = False
-            if after_this_paint(self._attach):
+            if after_this_paint(self._show_truths):
                 return
+        self._show_truths()
+
+    def _show_truths(self) -> None:
+        """Show the truth of the data shown (on the event loop), then attach the columns
+        made for it."""
+        for item in self._truth_items:
+            self._show_truth(item)
         self._attach()
 
     def _attach(self) -> None:
@@ -184,20 +189,20 @@ class TasksPage(pn.viewable.Viewer):
         return 170 if n_rows == 1 else min(120 + 28 * n_rows, 520)
 
     def _make_heatmap(self, item: dict) -> MatrixHeatmap:
-        """A heatmap for a kind of truth (not shown yet; any thread)."""
+        """A heatmap for a kind of truth (not shown yet; on the event loop)."""
         view = MatrixHeatmap(item["row_names"], item["col_names"], limit=item["limit"],
                              title=item["title"], width=420, height=self._height(item))
         savable(view.figure)
         name_figures(view.figure, truth=True)
         return view
 
-    def _show_truth(self, item: dict, made: MatrixHeatmap | None = None) -> None:
-        """Show one kind of truth; the first time, its column is made (attached by
-        :meth:`_attach`)."""
+    def _show_truth(self, item: dict) -> None:
+        """Show one kind of truth; the first time, its heatmap and column are made (the
+        column attached by :meth:`_attach`)."""
         matrix = item["matrix"]
         height = self._height(item)
         if item["key"] not in self._truth:
-            view = made if made is not None else self._make_heatmap(item)
+            view = self._make_heatmap(item)
             # notes may quote task names (an upload's): escaped before they become Markdown
             column = pn.Column(figure_pane(view.figure, sizing_mode="stretch_width"),
                                pn.pane.Markdown("", styles={"font-size": "1.0em"}),
