@@ -1,13 +1,9 @@
-"""The Neighbourhoods (MT-KNN) page in process: W beside the truth, the inspector, Figure 4
-(and Figure 4's refits stopped when the user resets or refits)."""
-
-import threading
+"""The Neighbourhoods (MT-KNN) page in process: W beside the truth, the inspector, and
+Figure 4 (test error against k) as the page's sweep of k."""
 
 import numpy as np
 from test_model_pages import build, panel_of, run, view_of
-from test_work import FakeLoop
 
-from explorer.app.work import WorkService
 from explorer.viz.live import SnapshotMatrixView
 from explorer.viz.mtknn import neighbour_votes
 
@@ -31,10 +27,14 @@ def test_mtknn_page_shows_W_the_inspector_and_the_k_curve():
     f = model.decision_function(test.X[3:4], test.task[3:4])[0]
     assert np.isclose(np.sum(info["vote"]), f)
     assert f"class {info['decision']}" in inspector.figure.title.text
-    # Figure 4: computed after the fit (here, without a loop, at once), then shown
-    curve = panel_of(page, "SensitivityPanel").curve
-    ks = curve.source.data["x"]
-    assert ks[0] == 5 and len(ks) == len(curve.source.data["y"]) >= 2
+    # Figure 4: the sweep's first setting is k (here, without a loop, run at once)
+    sweep = panel_of(page, "SweepPanel")
+    assert sweep.setting.value == "k"
+    sweep.n_values.value, sweep.n_trials.value = 4, 1
+    sweep.run()
+    curve = sweep.curves.source.data
+    assert list(curve["x"]) == [1, 14, 27, 40] and np.isfinite(curve["test"]).all()
+    assert sweep.outcome["result"].param == "n_neighbors"
     # a new k from the slider refits with that k
     page.params.k = 7
     assert run(page).n_neighbors == 7
@@ -73,41 +73,6 @@ def test_page_runs_mt_kr_on_regression_tasks():
     inspector.points.selected.indices = [0]
     assert "prediction" in inspector.figure.title.text
     assert "per-task" in page.summary_text()
-
-
-def test_the_k_curve_stops_when_the_user_resets_or_refits(monkeypatch):
-    from explorer.app.pages import mtknn
-
-    page = build("mtknn", data_params=FAMILY_2D)
-    loop = FakeLoop()
-    page.state.work = WorkService(loop.schedule)   # served: the curve runs off the loop
-    curve = panel_of(page, "SensitivityPanel").curve
-    made, started, gate = [], threading.Semaphore(0), threading.Event()
-    real = mtknn.sensitivity_curve
-
-    def watched_curve(make, train, test, ks):
-        def counted(k):
-            model = make(k)           # stops here (Cancelled) once the fit's inputs changed
-            made.append(k)
-            started.release()
-            gate.wait(10)
-            return model
-
-        return real(counted, train, test, ks)
-
-    monkeypatch.setattr(mtknn, "sensitivity_curve", watched_curve)
-    for change in (lambda: page.runner.reset(),                   # Reset
-                   lambda: setattr(page.params, "k", 7)):         # a refit with a new k
-        made.clear()
-        gate.clear()
-        run(page)
-        loop.run(1)                   # the curve starts on a work thread ...
-        assert started.acquire(timeout=30) and made == [5]
-        change()                      # ... and its inputs change during its first refit
-        gate.set()
-        loop.run(1)                   # it ends, cancelled: nothing is drawn
-        assert made == [5] and list(curve.source.data["x"]) == []
-        assert not page.state.work.pending("mtknn.SensitivityPanel")
 
 
 def test_after_a_paper_fit_the_summary_says_how_far_it_stopped_above_the_optimum():

@@ -1,21 +1,18 @@
-"""Views of the Neighbourhoods (MT-KNN) page: the neighbour inspector and the k-sensitivity curve.
+"""Views of the Neighbourhoods (MT-KNN) page: the neighbour inspector.
 
 Plain Bokeh, one ``ColumnDataSource`` per glyph set, ``source.data = ...`` per change.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import numpy as np
 from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, TapTool
 from bokeh.plotting import figure
 from sklearn.base import is_classifier
 
-from .live import CurveView
 from .style import DIVERGING, style_figure, task_colors
 
-__all__ = ["NeighbourInspector", "sensitivity_curve", "neighbour_votes"]
+__all__ = ["NeighbourInspector", "neighbour_votes"]
 
 
 def neighbour_votes(model, x: np.ndarray, task: int) -> dict:
@@ -132,20 +129,3 @@ class NeighbourInspector:
             source.data = {key: [] for key in source.data}
         self.figure.title.text = "Click a test point"
 
-
-def sensitivity_curve(make: Callable[[int], object], train, test, ks: Sequence[int]
-                      ) -> tuple[list[int], list[float]]:
-    """Mean test error (1 - score) against k, the paper's Figure 4; k above the data skipped."""
-    used, errors = [], []
-    for k in ks:
-        if k > train.X.shape[0] - 1:
-            break
-        model = make(k).fit(train.X, train.y, train.task)
-        used.append(int(k))
-        errors.append(1.0 - model.score(test.X, test.y, test.task))
-    return used, errors
-
-
-def sensitivity_view() -> CurveView:
-    return CurveView(title="Test error vs k (Figure 4)", x_label="k", y_label="test error",
-                     width=440, height=300)

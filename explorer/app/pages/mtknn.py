@@ -2,10 +2,11 @@
 
 A :class:`~explorer.app.kit.ModelPage` declaration: the learned W (each row divided by its
 diagonal, as the paper reads it) live over the solver's sweeps beside the true relation;
-per-task kNN / kernel regression as the baseline. Its panels: the neighbour inspector (2-D
-tasks: click a test point) and the error-vs-k curve (the paper's Figure 4), computed off the
-event loop after each fit. After a fit with the paper's solver, the summary says how far it
-stopped above the default solver's optimum (measured on the fit's worker).
+per-task kNN / kernel regression as the baseline. Its panel: the neighbour inspector (2-D
+tasks: click a test point); the test error against k (the paper's Figure 4) is the sweep
+every page has (:mod:`explorer.app.sweep_panel`), whose first setting is k. After a fit
+with the paper's solver, the summary says how far it stopped above the default solver's
+optimum (measured on the fit's worker).
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from explorer.models.constraints import from_constraint
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
 from explorer.viz.live import EstimateTruthView
-from explorer.viz.mtknn import NeighbourInspector, sensitivity_curve, sensitivity_view
+from explorer.viz.mtknn import NeighbourInspector
 
-__all__ = ["MTKNN_PAGE", "NeighbourhoodParams", "K_GRID"]
-
-K_GRID = (5, 10, 15, 20, 25, 30, 35, 40)
+__all__ = ["MTKNN_PAGE", "NeighbourhoodParams"]
 
 INTRO = """
 ## Heterogeneous neighbourhoods (MT-KNN / MT-KR)
@@ -34,7 +33,7 @@ unrelated — compare it with the true relation beside it. On 2-D tasks, **click
 to see its neighbours, each line and ring as thick as its vote (blue for the positive
 class, red against). The objective is Eq. 2 (Eq. 7) at the solver's current W: the exact
 solver's first steps may sit above the final value; the paper's coordinate descent never
-rises. The last plot refits for k = 5..40 (the paper's Figure 4).
+rises. The **Sweep** section below refits for a range of k (the paper's Figure 4).
 """
 
 
@@ -134,35 +133,10 @@ class InspectorPanel(PagePanel):
         self.inspector.clear()
 
 
-class SensitivityPanel(PagePanel):
-    """Test error against k (the paper's Figure 4): eight refits off the event loop after
-    each fit, stopped between refits when the fit's inputs change."""
-
-    def __init__(self):
-        self.curve = sensitivity_view()
-        self.layout = figure_pane(self.curve.figure)
-
-    def fitted(self, estimator, result, fit) -> None:
-        self.curve.reset()
-
-        def compute(token):
-            def make(k):   # the curve needs errors, not 1e-5 optima: a looser gap
-                token.check()
-                return estimator.__class__(**{**estimator.get_params(), "n_neighbors": k,
-                                              "tol": 1e-3, "max_iter": 20000})
-
-            return sensitivity_curve(make, fit.train, fit.test, K_GRID)
-
-        self.submit(compute, lambda curve: self.curve.reset(*curve))   # failures are logged
-
-    def clear(self) -> None:
-        self.curve.reset()
-
-
 MTKNN_PAGE = ModelPage(
     slug="mtknn", title="Neighbourhoods (MT-KNN)", params=NeighbourhoodParams,
     make=make_model, views=views, baselines={"per-task": make_baseline},
     min_tasks=1, min_per_task=6, intro=INTRO, objective="Objective (Eq. 2 / Eq. 7)",
-    pace=pace, panels=lambda: [InspectorPanel(), SensitivityPanel()],
+    pace=pace, panels=lambda: [InspectorPanel()],
     after=measure_gap, explain=explain_gap, scenario="neighbours_from_other_tasks",
     steps_are="solver steps")
