@@ -7,6 +7,7 @@ The outlier_tasks scenario (10 tasks, 100 features, 2 outlier tasks) is small en
 from __future__ import annotations
 
 import io
+import itertools
 
 import holoviews as hv
 import numpy as np
@@ -24,6 +25,7 @@ from explorer.compare.sweep import FRAME_COLUMNS, MEAN, baseline_for, path_order
 from explorer.data.catalog import load_preset, make_dataset
 from explorer.data.dataset import MultiTaskDataset
 from explorer.models import RegularizedMTL, RobustMTFL
+from explorer.viz.sweep import report_html, sweep_plot
 
 
 @pytest.fixture(scope="module")
@@ -220,21 +222,29 @@ def test_data_without_truth_gives_error_and_structure_only():
                                       "fit_time"}
     assert result.truth_best() is None and result.cv_choice() is None
     assert result.frame["task"].nunique() == school.n_tasks + 1
-    html = result.to_html()
-    assert '<div class="figure">' in html and "none (error and structure only)" in html
+    document = report_html(result)
+    assert '<div class="figure">' in document
+    assert "none (error and structure only)" in document
 
 
-def test_csv_round_trip_html_report_and_plot(path, tmp_path):
+def test_csv_round_trip_html_table_report_and_plot(path, tmp_path):
     back = pd.read_csv(io.StringIO(path.to_csv()))
     pd.testing.assert_frame_equal(back, path.frame, check_dtype=False, check_exact=True)
     path.to_csv(tmp_path / "sweep.csv")
     assert (tmp_path / "sweep.csv").read_text() == path.to_csv()
-    document = path.to_html()
+    table = path.to_html()          # numbers and text: the table of means
+    assert table.startswith('<table class="mtl-compare mtl-sweep">')
+    assert table.count("<tr>") == 1 + len(path.quantities) - 1      # no cv_choice row
+    assert f"CV&#x27;s choice {path.cv_choice():.4g}" in table
+    assert path.to_html(tmp_path / "table.html") is None
+    assert (tmp_path / "table.html").read_text() == table
+    document = report_html(path)     # the standalone report: the curves, Bokeh inline
     assert document.startswith("<!DOCTYPE html>") and '<div class="figure">' in document
+    assert table in document
     assert "static/" not in document and "<script src" not in document     # offline
-    assert path.to_html(tmp_path / "sweep.html") is None
+    assert report_html(path, tmp_path / "sweep.html") is None
     assert '<div class="figure">' in (tmp_path / "sweep.html").read_text()
-    layout = path.plot()
+    layout = sweep_plot(path)
     assert isinstance(layout, hv.Layout)
     titles = [panel.opts.get().kwargs.get("title") for panel in layout]
     assert titles == ["test error", "P against the truth", "Q against the truth",
@@ -245,10 +255,10 @@ def test_csv_round_trip_html_report_and_plot(path, tmp_path):
     cv_marker = next(e for e in first if e.label == "CV choice")
     assert set(cv_marker.dimension_values(0)) == {path.cv_choice()}
     assert first.opts.get().kwargs["logx"] is True            # 0.01 .. 1 x lambda_max
-    one = path.plot(["fit_time"])
+    one = sweep_plot(path, ["fit_time"])
     assert len(one) == 1
     with pytest.raises(ValueError, match="recorded quantities"):
-        path.plot(["cv_choice"])
+        sweep_plot(path, ["cv_choice"])
 
 
 def test_should_stop_cancels_between_fits(outliers, grid):
@@ -259,9 +269,15 @@ def test_should_stop_cancels_between_fits(outliers, grid):
     assert isinstance(info.value, ComparisonCancelled)     # the harness's error, as compare
     assert (info.value.done, info.value.total) == (3, 10)
     assert done == [1, 2, 3] and "sweep cancelled after 3 of 10 fits" in str(info.value)
-    with pytest.raises(SweepCancelled):    # threads: checked before every fit on a worker
-        sweep(RobustMTFL(), outliers, "lambda_columns", grid[:4], n_trials=2, n_jobs=2,
-              backend="threading", should_stop=lambda: True)
+    # threads: checked before every fit on the worker too. With one trial the executor asks
+    # once (dispatching it), the worker before the baseline's fit, then before the path's
+    # first: stopped there, no fit of the path runs (the executor alone would let all 4 run)
+    calls = itertools.count(1)
+    CountingRMTFL.sweeps = []
+    with pytest.raises(SweepCancelled):
+        sweep(CountingRMTFL(), outliers, "lambda_columns", grid[:4], n_trials=1, n_jobs=2,
+              backend="threading", should_stop=lambda: next(calls) > 2)
+    assert CountingRMTFL.sweeps == []
 
 
 def test_path_order_and_bad_arguments(outliers, grid):

@@ -7,7 +7,10 @@ with, at every value and trial, the test error (per task and their mean), the si
 baseline's test error, each learned task matrix's agreement with the data's truth, the
 structure the truth can judge (outlier tasks, shared features) and the fit time; with
 ``cv=k`` also the value that ``k``-fold cross-validation on the trial's training part
-chooses. ``.best()``, ``.cv_choice()``, ``.plot()``, ``.to_csv()``, ``.to_html()``.
+chooses. ``.best()``, ``.truth_best()``, ``.cv_choice()``, ``.curve()``, ``.to_csv()``,
+``.to_html()`` (the table of means). Numbers and text only: the curves and the standalone
+report are :func:`explorer.viz.sweep.sweep_plot` and :func:`explorer.viz.sweep.report_html`,
+a layer above this one.
 
 Splits and seeds are :func:`explorer.compare.compare`'s (:func:`~.harness.job_seeds`):
 trial ``i`` uses ``dataset.split(train_fraction, seed_i)`` with the split seed of trial ``i``,
@@ -572,28 +575,32 @@ class SweepResult:
         out = pd.DataFrame(columns, index=pd.Index(self.values, name=self.param))
         return out
 
-    def plot(self, quantities: Sequence[str] | None = None):
-        """HoloViews layout of curves against the value (mean over trials, a band of ±1
-        std): test error beside the baseline, each learned matrix's agreement, the
-        structure found, the features kept; vertical markers at the CV choice and the
-        truth-best value (:meth:`truth_best`). See :func:`explorer.viz.sweep.sweep_plot`."""
-        from ..viz.sweep import sweep_plot
-
-        return sweep_plot(self, quantities)
-
     def to_csv(self, path=None) -> str | None:
         """The tidy frame as CSV (a string when ``path`` is None)."""
         return self.frame.to_csv(path, index=False)
 
     def to_html(self, path=None) -> str | None:
-        """The standalone report (settings, the table of means, the curves; Bokeh inline,
-        it opens offline): returned as text, or written to ``path`` (returns None)."""
-        from ..viz.sweep import report_html
+        """The table of means (:meth:`summary`, quantities as rows, the values as columns)
+        as an HTML ``<table>`` (names escaped) with its caption; written to ``path`` when
+        given (returns None).
 
-        document = report_html(self)
+        The curves (:func:`explorer.viz.sweep.sweep_plot`) and the standalone report with
+        them, Bokeh inline (:func:`explorer.viz.sweep.report_html`), are drawn by the viz
+        layer, above this one.
+        """
+        summary = self.summary().T
+        esc = html.escape
+        head = "".join(f"<th>{esc(_text(v))}</th>" for v in self.values)
+        body = "".join(
+            f"<tr><th>{esc(str(quantity))}</th>"
+            + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
+            for quantity, row in zip(summary.index, summary.to_numpy(), strict=True))
+        table = (f'<table class="mtl-compare mtl-sweep"><caption>{self.caption()} Mean ± std '
+                 f'over the trials of the rows of task "mean".</caption><thead><tr>'
+                 f"<th>{esc(self.param)}</th>{head}</tr></thead><tbody>{body}</tbody></table>")
         if path is None:
-            return document
-        Path(path).write_text(document, encoding="utf-8")
+            return table
+        Path(path).write_text(table, encoding="utf-8")
         return None
 
     def caption(self) -> str:

@@ -8,14 +8,18 @@ HoloViews, no Panel.
   the features kept, optionally the fit time. Vertical markers at the cross-validated choice
   and at the value the truth prefers (:meth:`SweepResult.truth_best`). A log x axis when the
   values are positive and span more than a factor of :data:`LOG_SPAN`.
-* :func:`report_html`: one HTML document with the settings, the table of means and those
-  curves, Bokeh's JavaScript inline (it opens offline).
+* :func:`report_html`: one HTML document with the settings, those curves and the table of
+  means (:meth:`SweepResult.to_html`), Bokeh's JavaScript inline (it opens offline).
+
+The result holds numbers and text only (:mod:`explorer.compare` sits under this layer):
+``sweep_plot(result)``, not ``result.plot()``.
 """
 
 from __future__ import annotations
 
 import html
 from datetime import datetime, timezone
+from pathlib import Path
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh renderer)
@@ -33,8 +37,9 @@ __all__ = ["sweep_plot", "report_html", "panel_groups", "log_ticks", "LOG_SPAN",
 LOG_SPAN = 10.0
 #: The markers' colours: the cross-validated choice, the truth-best value.
 CV_COLOR, TRUTH_COLOR = "#444444", "#2ca02c"
-#: The report's table: the quantities' names on one line.
-SWEEP_CSS = "table.mtl-sweep tbody th { max-width: none; white-space: nowrap; }\n"
+#: The report's table: the quantities' names on one line, the caption on the left.
+SWEEP_CSS = ("table.mtl-sweep tbody th { max-width: none; white-space: nowrap; }\n"
+             "table.mtl-sweep caption { text-align: left; font-size: 13px; color: #444; }\n")
 #: Quantities drawn unless asked for: the CV choice is a marker, not a curve.
 _NOT_CURVES = ("cv_choice",)
 #: Quantities left out by default (asked for by name they are drawn).
@@ -208,25 +213,11 @@ def _value_text(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
-def _table_html(result) -> str:
-    """Quantities as rows, the values as columns (user's order), ``mean ± std`` cells; in a
-    box that scrolls sideways when the values do not fit."""
-    summary = result.summary().T
-    esc = html.escape
-    head = "".join(f"<th>{esc(_value_text(v))}</th>" for v in result.values)
-    body = "".join(
-        f"<tr><th>{esc(str(quantity))}</th>"
-        + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>"
-        for quantity, row in zip(summary.index, summary.to_numpy(), strict=True))
-    return (f'<div style="overflow-x: auto"><table class="mtl-compare mtl-sweep"><thead><tr>'
-            f"<th>{esc(result.param)}</th>{head}</tr></thead><tbody>{body}</tbody></table>"
-            f'</div><p class="mtl-caption">Mean ± std over {result.n_trials} trials of the '
-            f'rows of task "mean" (the mean over the tasks, or the whole model).</p>')
-
-
-def report_html(result, *, title: str | None = None) -> str:
-    """The standalone report of a sweep: settings, the table of means (every value, every
-    quantity), the curves (:func:`sweep_plot`)."""
+def report_html(result, path=None, *, title: str | None = None) -> str | None:
+    """The standalone report of a sweep: settings, the curves (:func:`sweep_plot`), the
+    table of means (:meth:`SweepResult.to_html`, in a box that scrolls sideways); Bokeh's
+    JavaScript inline, it opens offline. Returned as text, or written to ``path`` (returns
+    None)."""
     title = title or f"MTL Explorer: sweep of {result.param}"
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [f"<h1>{html.escape(title)}</h1>",
@@ -238,5 +229,10 @@ def report_html(result, *, title: str | None = None) -> str:
               "chose most often; dotted green: the value whose estimate is closest to the "
               "truth.</p>",
               bokeh_model(sweep_plot(result)),
-              "<h2>Means</h2>", _table_html(result)]
-    return standalone_html(blocks, title, TABLE_CSS + REPORT_CSS + SWEEP_CSS)
+              "<h2>Means</h2>",
+              f'<div style="overflow-x: auto">{result.to_html()}</div>']
+    document = standalone_html(blocks, title, TABLE_CSS + REPORT_CSS + SWEEP_CSS)
+    if path is None:
+        return document
+    Path(path).write_text(document, encoding="utf-8")
+    return None
