@@ -256,7 +256,8 @@ class SweepPanel(PagePanel):
         self.with_cv = LabelledCheckbox(label=f"{CV_FOLDS}-fold CV choice", value=True,
                                         description="Also choose a value by cross-validation "
                                                     "on each training part (4 fits a value "
-                                                    "instead of 1).", width=160)
+                                                    "instead of 1).", width=160,
+                                        margin=(30, 10, 5, 10))   # level with the sliders
         self.run_button = pn.widgets.Button(label="▶ Run sweep", color="primary", width=130,
                                             disabled=not choices)
         self.cancel_button = pn.widgets.Button(label="Cancel", width=90, disabled=True)
