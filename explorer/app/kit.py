@@ -658,13 +658,12 @@ class ModelPageView(pn.viewable.Viewer):
             def against(name: str) -> str:   # ties said as ties, not as losses
                 other = errors[name]
                 return (f"{escape(name)} on {int(np.sum(model < other))} of {len(model)} "
-                        f"(worse on {int(np.sum(model > other))}, equal on "
-                        f"{int(np.sum(model == other))})")
+                        f"({int(np.sum(model > other))} worse, "
+                        f"{int(np.sum(model == other))} tied)")
 
-            each = " and better than ".join(against(name) for name in baselines)
-            solid = ("better than every baseline" if len(baselines) > 1 else "better")
-            text += (f"; task by task the model does better than {each}; its bars are solid "
-                     f"where it does {solid}")
+            each = ", than ".join(against(name) for name in baselines)
+            solid = "all" if len(baselines) > 1 else "it"
+            text += f"; the model is better than {each}: solid bars where it beats {solid}"
         unscored = int(np.sum(np.isnan(model)))
         if unscored:
             text += (f"; {unscored} task(s) have too few test examples to score (drawn at 0: "
