@@ -1,7 +1,7 @@
-"""The README is a user's document: its examples run as printed, its model page is written as the
-real pages are (declared once, derived with ``from_constraint``), it is short, and it carries no
-commit hashes or load averages (measured figures live in benchmarks/RESULTS.md). Every reference
-to the design document names a file that is in the repository."""
+"""The README is a user's document: its examples run as printed, it is short, and it carries no
+commit hashes or load averages (measured figures live in benchmarks/RESULTS.md). The model
+page in docs/DESIGN.md is written as the real pages are (derived with ``from_constraint``).
+Every reference to the design document names a file that is in the repository."""
 
 import re
 from pathlib import Path
@@ -27,24 +27,26 @@ def test_library_example_runs(capsys):
 
 
 def test_the_model_page_example_declares_no_bound_by_hand():
-    """Every setting of the README's model page is derived from its estimator's
-    ``_parameter_constraints`` (the project's rule), as the shipped pages' are."""
+    """Every setting of the design document's model page ("Adding a model page") is derived
+    from its estimator's ``_parameter_constraints`` (the project's rule), as the shipped
+    pages' are; the example runs as printed."""
     from explorer.app.kit import ModelPage
     from explorer.models.constraints import derived_from
     from explorer.parameters import public_parameters
 
     pages = []
-    for block in re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S):
+    design = ROOT / "docs" / "DESIGN.md"
+    for block in re.findall(r"```python\n(.*?)```", design.read_text(), flags=re.S):
         namespace = {}
         if "ModelPage(" in block:
-            exec(compile(block, str(README), "exec"), namespace)  # noqa: S102
+            exec(compile(block, str(design), "exec"), namespace)  # noqa: S102
             pages += [value for value in namespace.values() if isinstance(value, ModelPage)]
-    assert pages, "the README shows no model page"
+    assert pages, "the design document shows no model page"
     for page in pages:
         names = public_parameters(page.params)
         assert names
         hand_made = [name for name in names if not derived_from(page.params.param[name])]
-        assert not hand_made, f"declared by hand in the README's page: {hand_made}"
+        assert not hand_made, f"declared by hand in the design document's page: {hand_made}"
 
 
 def test_the_readme_is_short_and_carries_no_commit_hashes_or_load_averages():
