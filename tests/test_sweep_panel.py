@@ -207,3 +207,47 @@ def test_cancel_stops_a_sweep_that_a_reset_of_the_fit_leaves_running():
     panel.set_data(page.state.train)
     _wait(lambda: not panel.running, loop=loop)
     assert panel.status.object == "The data changed: the sweep stopped."
+
+
+def test_the_page_of_a_users_own_estimator_sweeps_its_declared_settings():
+    """A user's class gets the section too: its constraints give the ranges (``coupling`` in
+    [0, 100]; ``alpha`` >= 0: 1/100 to 100 times its value); a class without get_params is
+    told why it cannot be swept."""
+    import sys
+    from pathlib import Path
+
+    from explorer.app.custom import model_page
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "examples" / "custom_estimator" / "src"))
+    from similarity_ridge import TaskSimilarityRidge
+
+    page = model_page(TaskSimilarityRidge).build(ExplorerState(
+        dataset_name="task_family", data_params={"kind": "regression"}))
+    panel = panel_of(page, "SweepPanel")
+    assert [name for _, name in sweepable(page.params)] == ["alpha", "coupling", "n_iter"]
+    assert sweep_values(page.params, "alpha", 3) == [0.01, 1.0, 100.0]
+    panel = sweep_of(page, "coupling", n_values=3, n_trials=1, cv=False)
+    panel.run()
+    assert panel.outcome["result"].param == "coupling"
+    assert list(panel.curves.source.data["x"]) == [0.0, 50.0, 100.0]
+    assert np.isfinite(panel.curves.source.data["test"]).all()
+
+    class Plain:   # the contract, without get_params / set_params
+        def __init__(self, scale=1.0):
+            self.scale = scale
+
+        def fit(self, X, y, task):
+            return self
+
+        def predict(self, X, task):
+            return np.zeros(len(X))
+
+        def task_relationships(self):
+            return {}
+
+    page = model_page(Plain).build(ExplorerState(dataset_name="task_family",
+                                                 data_params={"kind": "regression"}))
+    panel = sweep_of(page, "scale", n_values=3, n_trials=1)
+    panel.run()
+    assert "needs an estimator with get_params" in panel.status.object
+    assert panel.outcome is None and not panel.running
