@@ -282,10 +282,9 @@ class SweepPanel(PagePanel):
         self.result = pn.FlexBox(self.figures, self.caption, flex_direction="column",
                                  visible=False, margin=0, sizing_mode="stretch_width")
         self.running = False
-        self.outcome = None     # the last sweep shown (a dict, see _compute)
+        self.outcome = None     # the last sweep shown (the dict run()'s compute returns)
         self._progress_seen = (0, 1)
         self._stopped_because = ""
-        self._train = None
         self.layout = pn.Card(
             pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
             flowing_row(self.setting, self.n_values, self.n_trials, self.with_cv,
@@ -301,7 +300,6 @@ class SweepPanel(PagePanel):
     # ------------------------------------------------------------------ the kit's calls
     def set_data(self, train) -> None:
         """New data: a running sweep stops, the old curves go."""
-        self._train = train
         self.note.visible = not (train is not None and train.truth)
         if self.running:
             self._stopped_because = "The data changed: the sweep stopped."
