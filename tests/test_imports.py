@@ -41,7 +41,9 @@ LAYERS: tuple[tuple[str, Sequence[str]], ...] = (
     ("solvers", _package("explorer.solvers")),
     ("data", _package("explorer.data")),
     ("models", _package("explorer.models")),
-    ("compare", _package("explorer.compare")),
+    # the classroom's store and scoring (explorer/classroom.py) sit beside compare: they
+    # score guesses with its agreement
+    ("compare", (*_package("explorer.compare"), "explorer.classroom")),
     ("viz", _package("explorer.viz")),
     ("app", _package("explorer.app")),
     ("entry points", ("explorer.__main__", "explorer.notebook")),
