@@ -429,3 +429,68 @@ def test_one_helper_says_whether_a_session_is_served_and_the_app_asks_only_it():
     asking = sorted(str(path.relative_to(app)) for path in app.rglob("*.py")
                     if "session_context" in path.read_text(encoding="utf-8"))
     assert asking == ["work.py"], asking
+
+
+# ---------------------------------------------------------------------- recurring checks
+class PeriodicDoc(ServedDoc):
+    """A served document that also keeps periodic callbacks (Bokeh's public API)."""
+
+    def __init__(self):
+        super().__init__()
+        self.periodic: list = []
+
+    def add_periodic_callback(self, callback, period_ms):
+        handle = (callback, period_ms)
+        self.periodic.append(handle)
+        return handle
+
+    def remove_periodic_callback(self, handle):
+        self.periodic.remove(handle)   # ValueError when gone, as Bokeh's
+
+
+def test_a_recurring_check_runs_off_the_loop_on_one_periodic_callback_until_stopped(
+        monkeypatch):
+    monkeypatch.setattr("explorer.app.work.batched", lambda d: _current(d))
+    doc = PeriodicDoc()
+    service = WorkService.for_document(doc)
+    seen, threads = [], []
+
+    def compute():
+        threads.append(threading.get_ident())
+        return len(threads)
+
+    service.every("class", 2.0, compute, seen.append)
+    service.every("other", 4.0, lambda: "x", seen.append)
+    assert len(doc.periodic) == 1 and doc.periodic[0][1] == 1000   # one ticker, half the period
+    for _ in range(3):
+        doc.run_ticks()
+    assert sorted(seen, key=str) == [1, "x"] and threads[0] != threading.get_ident()
+    tick = doc.periodic[0][0]
+    tick()                  # not due yet: nothing runs
+    doc.run_ticks()
+    assert len(seen) == 2
+    service.check("class")  # now, on request
+    for _ in range(3):
+        doc.run_ticks()
+    assert seen[-1] == 2
+    service.stop_every("other")
+    assert len(doc.periodic) == 1 and service.checking("class") and not service.checking("other")
+    service.close()         # the session's end stops the ticker
+    assert doc.periodic == [] and not service.checking("class")
+    service.every("late", 1.0, compute, seen.append)   # a closed service starts nothing
+    assert doc.periodic == []
+
+
+def test_without_a_loop_a_recurring_check_runs_now_and_on_each_check():
+    service, seen = WorkService(), []
+    values = iter(range(10))
+    service.every("k", 2.0, lambda: next(values), seen.append)
+    service.check("k")
+    service.stop_every("k")
+    service.check("k")   # stopped: nothing
+    assert seen == [0, 1]
+    errors = []
+    service.every("bad", 1.0, lambda: 1 / 0, seen.append, errors.append)
+    assert isinstance(errors[0], ZeroDivisionError)
+    with pytest.raises(ValueError, match="seconds"):
+        service.every("k", 0, lambda: 1, seen.append)

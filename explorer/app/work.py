@@ -16,6 +16,10 @@ changes held into one message), where Bokeh and Panel objects may be touched.
   ``compute`` and ``apply`` at once on the caller's thread.
 * Sessions opening together (a class opening one link) take turns: :class:`Admission`, one
   per server process, handed to each session's app.
+* A recurring check (:meth:`WorkService.every`: is the class's round revealed yet?) runs
+  its ``compute`` off the loop every few seconds and its ``apply`` on it, driven by the one
+  periodic callback the service owns, which runs only while a check is registered and
+  stops with the session. A page never starts a periodic callback of its own.
 
 The module imports no Panel at import time (notebooks and the Panel-free fit session use it).
 
@@ -142,11 +146,17 @@ class WorkService:
         Puts a callback on the session's event loop. None: no loop, jobs run synchronously.
     """
 
-    def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None):
+    def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None,
+                 repeat: Callable[[Callable[[], None], int], Callable[[], None]] | None = None):
         self.schedule = schedule
+        #: ``repeat(callback, period_ms) -> stop``: a periodic callback on the session's loop
+        #: (:meth:`every`'s ticker); None: no loop, checks run when :meth:`check` is called
+        self.repeat = repeat
         self._tokens: dict[str, Token] = {}
         self._futures: dict[str, tuple] = {}   # key -> (future, pool, finish) while queued
         self._posts: dict[str, Callable[[], None]] = {}
+        self._checks: dict[str, _Check] = {}
+        self._ticker: tuple[int, Callable[[], None]] | None = None   # (period, stop)
         self._lock = threading.Lock()
         self.closed = False
 
@@ -158,12 +168,36 @@ class WorkService:
             def schedule(callback: Callable[[], None]) -> None:
                 doc.add_next_tick_callback(lambda: on_loop(doc, callback))
 
-            return cls(schedule)
+            def repeat(callback: Callable[[], None], period_ms: int) -> Callable[[], None]:
+                handle = doc.add_periodic_callback(lambda: on_loop(doc, callback), period_ms)
+
+                def stop() -> None:
+                    try:
+                        doc.remove_periodic_callback(handle)
+                    except ValueError:   # the session ended first: Bokeh removed it
+                        pass
+
+                return stop
+
+            return cls(schedule, repeat)
         if in_notebook_kernel():
             import asyncio
 
             loop = asyncio.get_running_loop()
-            return cls(lambda callback: loop.call_soon_threadsafe(on_loop, doc, callback))
+
+            def every(callback: Callable[[], None], period_ms: int) -> Callable[[], None]:
+                handle = None
+
+                def tick() -> None:
+                    nonlocal handle
+                    on_loop(doc, callback)
+                    handle = loop.call_later(period_ms / 1000, tick)
+
+                handle = loop.call_later(period_ms / 1000, tick)
+                return lambda: handle.cancel()
+
+            return cls(lambda callback: loop.call_soon_threadsafe(on_loop, doc, callback),
+                       every)
         return cls()
 
     @property
@@ -314,10 +348,108 @@ class WorkService:
                 _release(pool)
                 self.schedule(lambda: finish(Cancelled(), True))
 
+    # ------------------------------------------------------------------ recurring checks
+    def every(self, key: str, seconds: float, compute: Callable[[], Any],
+              apply: Callable[[Any], None], on_error: Callable[[Exception], None] | None = None,
+              *, pool: str = QUICK) -> None:
+        """Check something every ``seconds`` until :meth:`stop_every` (or the session's end):
+        ``compute()`` off the loop (a job of :meth:`submit` under the key ``every:<key>``),
+        then ``apply(result)`` (or ``on_error(exc)``) on it. The first check runs at once; a
+        check still running when the next is due is not doubled. A newer ``every`` under
+        ``key`` replaces the older one.
+
+        The one periodic callback of the service (``repeat``, served: a Bokeh periodic
+        callback of the session's document) drives every check of the session; it runs
+        only while a check is registered. Where there is no loop (tests, scripts), a check
+        runs once now and again on each :meth:`check`.
+
+        Used by a class (:mod:`explorer.app.class_link`): every ~2 s a student's session
+        asks the shared store whether the round was revealed.
+        """
+        if seconds <= 0:
+            raise ValueError(f"seconds must be > 0; got {seconds!r}.")
+        with self._lock:
+            if self.closed:
+                return
+            self._checks[key] = _Check(float(seconds), compute, apply, on_error, pool)
+        self._retime()
+        self.check(key)
+
+    def stop_every(self, key: str) -> None:
+        """Stop the recurring check ``key`` (a check under way is dropped, never applied)."""
+        with self._lock:
+            found = self._checks.pop(key, None)
+        if found is not None:
+            self.cancel(f"every:{key}")
+            self._retime()
+
+    def checking(self, key: str) -> bool:
+        """True while a recurring check runs under ``key``."""
+        with self._lock:
+            return key in self._checks
+
+    def check(self, key: str) -> None:
+        """Run the recurring check ``key`` now (after an action whose effect it should show
+        at once), unless one is under way; its next run is counted from now."""
+        with self._lock:
+            found = self._checks.get(key)
+        if found is None or self.pending(f"every:{key}"):
+            return
+        found.due = time.monotonic() + found.seconds
+
+        def apply(result, found=found) -> None:
+            with self._lock:
+                current = self._checks.get(key) is found
+            if current:
+                found.apply(result)
+
+        def failed(exc: Exception, found=found) -> None:
+            with self._lock:
+                current = self._checks.get(key) is found
+            if not current or isinstance(exc, Cancelled):
+                return
+            if found.on_error is not None:
+                found.on_error(exc)
+            else:
+                log.warning("recurring check %r failed: %s", key, exc)
+
+        self.submit(f"every:{key}", found.compute, apply, failed, pool=found.pool)
+
+    def _tick(self) -> None:
+        """The ticker's callback (on the loop): every check that is due runs."""
+        now = time.monotonic()
+        with self._lock:
+            due = [key for key, found in self._checks.items() if found.due <= now]
+        for key in due:
+            self.check(key)
+
+    def _retime(self) -> None:
+        """Start, re-time or stop the ticker for the checks registered now."""
+        if self.repeat is None:
+            return
+        with self._lock:
+            period = (max(100, int(min(c.seconds for c in self._checks.values()) * 500))
+                      if self._checks and not self.closed else None)
+            ticker, self._ticker = self._ticker, None
+            if ticker is not None and ticker[0] == period:
+                self._ticker = ticker
+                return
+        if ticker is not None:
+            ticker[1]()
+        if period is not None:
+            stop = self.repeat(self._tick, period)
+            with self._lock:
+                self._ticker = (period, stop)
+
     def close(self) -> None:
         """The session ended: every job is cancelled and nothing more is applied."""
         with self._lock:
             self.closed = True
+            self._checks.clear()
+            ticker, self._ticker = self._ticker, None
+        if ticker is not None:
+            ticker[1]()
+        with self._lock:
             tokens, futures = list(self._tokens.values()), list(self._futures.values())
             self._tokens.clear()
             self._futures.clear()
@@ -327,6 +459,16 @@ class WorkService:
         for future, pool, _ in futures:
             if future.cancel():
                 _release(pool)
+
+
+class _Check:
+    """A recurring check of :meth:`WorkService.every`."""
+
+    __slots__ = ("apply", "compute", "due", "on_error", "pool", "seconds")
+
+    def __init__(self, seconds, compute, apply, on_error, pool):
+        self.seconds, self.compute, self.apply = seconds, compute, apply
+        self.on_error, self.pool, self.due = on_error, pool, 0.0
 
 
 def _release(pool: str) -> None:
