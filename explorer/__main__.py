@@ -66,6 +66,99 @@ def _reproduce(args) -> int:
     return 0
 
 
+#: The scenario ``serve --class`` opens a class on when none is named.
+DEFAULT_CLASS_SCENARIO = "unrelated_among_related"
+
+
+def _link_host(address: str) -> str:
+    """The host a student's browser uses for a server listening on ``address``: the
+    machine's address on the network when it listens on every interface."""
+    if address not in ("", "0.0.0.0", "::"):
+        return f"[{address}]" if ":" in address else address
+    import socket
+
+    try:   # the interface that routes outwards (a UDP connect sends nothing)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("192.0.2.1", 9))
+            return probe.getsockname()[0]
+    except OSError:
+        return socket.gethostname()
+
+
+def _open_class(args) -> int:
+    """``serve --class [SCENARIO]``: open a class in the store and print the students' and
+    the teacher's links (the key goes to this terminal only, never to a log)."""
+    import time
+
+    from explorer.classroom import ClassStore
+    from explorer.data.catalog import load_preset, make_dataset
+
+    scenario = args.class_scenario
+    try:
+        preset = load_preset(scenario)
+        data = make_dataset(preset["dataset"], preset["params"],
+                            random_state=preset["data_seed"])
+        if data.truth.get("task_relation") is None:
+            raise ValueError(f"scenario {scenario!r} has no true task relation to guess "
+                             "(real data); choose a scenario of generated data.")
+        with ClassStore(args.class_db, ttl_hours=args.class_ttl_hours) as store:
+            code, key = store.open_class(scenario, n_tasks=data.n_tasks)
+            state = store.class_state(code)
+    except ValueError as exc:
+        print(f"error: --class: {exc}", file=sys.stderr)
+        return 2
+    base = f"http://{_link_host(args.address)}:{args.port}/explorer?class={code}"
+    until = time.strftime("%Y-%m-%d %H:%M", time.localtime(state.expires))
+    print(f"MTL Explorer: class {code} on {preset['title']!r} ({scenario}, {data.n_tasks} "
+          f"tasks), open until {until}\n"
+          f"  students' link: {base}\n"
+          f"  teacher's link: {base}&key={key}\n"
+          "  (the teacher's link reveals and ends the class: keep it to yourself)", flush=True)
+    return 0
+
+
+def _serve(args) -> int:
+    import os
+
+    from explorer.classroom import CLASS_DB_ENV, CLASS_TTL_ENV
+
+    if not 0 < args.class_ttl_hours < float("inf"):
+        print(f"error: --class-ttl-hours must be a positive number of hours; got "
+              f"{args.class_ttl_hours}", file=sys.stderr)
+        return 2
+    # the app's processes (--num-procs forks them) find the class store here
+    if args.class_db:
+        os.environ[CLASS_DB_ENV] = args.class_db
+    os.environ[CLASS_TTL_ENV] = repr(args.class_ttl_hours)
+    from explorer.app import serve
+    from explorer.app.custom import ContractError, configured_models
+
+    try:
+        models = configured_models(args.model)
+    except ContractError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.class_scenario is not None:
+        status = _open_class(args)
+        if status:
+            return status
+    _hide_keys_from_the_access_log()
+    serve(port=args.port, address=args.address, show=args.show,
+          num_procs=args.num_procs, allow_origins=tuple(args.allow_origin), models=models)
+    return 0
+
+
+def _hide_keys_from_the_access_log() -> None:
+    """Tornado logs each request's address: a teacher's link would put the key in the log."""
+    import logging
+
+    from explorer.classroom import KeyRedactingFilter
+
+    access = logging.getLogger("tornado.access")
+    if not any(isinstance(f, KeyRedactingFilter) for f in access.filters):
+        access.addFilter(KeyRedactingFilter())
+
+
 def main(argv=None) -> int:
     """Entry point of ``mtl-explorer`` / ``python -m explorer``."""
     parser = argparse.ArgumentParser(prog="mtl-explorer", description="MTL Explorer")
@@ -86,6 +179,17 @@ def main(argv=None) -> int:
     s.add_argument("--model", action="append", default=[], metavar="PKG.MODULE:CLASS",
                    help="your estimator class, a page of its own (repeatable); the "
                         "mtl_explorer.models entry points are found without it")
+    s.add_argument("--class", dest="class_scenario", nargs="?", const=DEFAULT_CLASS_SCENARIO,
+                   metavar="SCENARIO",
+                   help="open a class on SCENARIO (default: %(const)s) before serving and "
+                        "print the students' link and the teacher's (with its secret key)")
+    s.add_argument("--class-db", metavar="URL",
+                   help="where classes and guesses are kept: a SQLite file's path or any "
+                        "SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db (default: "
+                        "classes.sqlite in the user's data directory)")
+    s.add_argument("--class-ttl-hours", type=float, default=24.0, metavar="H",
+                   help="a class and its guesses are deleted H hours after it opened "
+                        "(default: 24)")
     g = sub.add_parser("generate", help="write a catalog dataset to CSV")
     g.add_argument("name", nargs="?")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
@@ -102,17 +206,7 @@ def main(argv=None) -> int:
     r.add_argument("--out", metavar="FILE.csv", help="write the tidy results")
     args = parser.parse_args(argv)
     if args.command == "serve":
-        from explorer.app import serve
-        from explorer.app.custom import ContractError, configured_models
-
-        try:
-            models = configured_models(args.model)
-        except ContractError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        serve(port=args.port, address=args.address, show=args.show,
-              num_procs=args.num_procs, allow_origins=tuple(args.allow_origin), models=models)
-        return 0
+        return _serve(args)
     if args.command == "reproduce":
         return _reproduce(args)
     return _generate(args)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import math
 import os
 import re
@@ -62,10 +63,11 @@ from explorer.compare.agreement import UNRELATED_SHARE, relationship_agreement
 from explorer.data.catalog import MAX_TASKS
 
 __all__ = [
-    "CLASS_DB_ENV", "CLASS_TTL_ENV", "CODE_ALPHABET", "CODE_LENGTH", "MAX_FEATURE_GUESSES",
-    "MAX_NICKNAME", "MAX_STUDENT_ID", "ClassState", "ClassStore", "Guess", "GuessRecord",
-    "GuessRefused", "UnknownClass", "default_db_path", "most_wrong_pairs", "pooled_guess",
-    "read_class", "score_guess", "where_wrong",
+    "CLASS_DB_ENV", "CLASS_TTL_ENV", "CODE_ALPHABET", "CODE_LENGTH", "FRAME_COLUMNS",
+    "MAX_FEATURE_GUESSES", "MAX_NICKNAME", "MAX_STUDENT_ID", "ClassState", "ClassStore",
+    "Guess", "GuessRecord", "GuessRefused", "KeyRedactingFilter", "UnknownClass",
+    "default_db_path", "most_wrong_pairs", "pooled_guess", "read_class", "redact_keys",
+    "score_guess", "where_wrong",
 ]
 
 #: Class codes: 32 characters without 0/O and 1/I (5 bits each), :data:`CODE_LENGTH` long.
@@ -1064,6 +1066,32 @@ def _sqlite_events(engine) -> None:
     def _begin(conn):
         write = conn.get_execution_options().get("mtl_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+_KEY_IN_URL = re.compile(r"([?&;]key=)[^&;#\s]*")
+
+
+def redact_keys(text: str) -> str:
+    """``text`` with the value of every ``key=`` query item of a URL hidden.
+
+    >>> redact_keys("GET /explorer?class=ABCDEFGH&key=s3cr3t-_x (127.0.0.1)")
+    'GET /explorer?class=ABCDEFGH&key=<hidden> (127.0.0.1)'
+    """
+    return _KEY_IN_URL.sub(r"\1<hidden>", text)
+
+
+class KeyRedactingFilter(logging.Filter):
+    """A logging filter that hides teacher keys in the URLs a record carries (Tornado's
+    access log writes each request's address; ``python -m explorer serve`` puts this filter
+    on the ``tornado.access`` logger)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redact_keys(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_keys(a) if isinstance(a, str) else a
+                                for a in record.args)
+        return True
 
 
 def read_class(code: str, key: str, url: str | None = None) -> pd.DataFrame:

@@ -23,6 +23,7 @@ def test_help():
     assert r.returncode == 0 and "generate" in r.stdout
     r = _run("serve", "--help")   # --warm as with panel serve (serve always warms up)
     assert r.returncode == 0 and "--warm" in r.stdout
+    assert all(option in r.stdout for option in ("--class", "--class-db", "--class-ttl-hours"))
 
 
 def test_generate_roundtrip(tmp_path):
@@ -123,3 +124,86 @@ def test_serve_builds_a_session_for_a_link():
     assert shown, output[-3000:]
     assert {"Hide the truth", "Data seed", "Max depth"} <= labels   # then sidebar and page
     assert "Traceback" not in output and "ERROR" not in output, output[-3000:]
+
+
+def _served_in_process(monkeypatch, argv):
+    """``main(argv)`` with ``explorer.app.serve`` replaced (no server starts): its status,
+    what it printed and what serve was given; the class store's environment restored."""
+    import explorer.app
+    from explorer.__main__ import main
+
+    for name in ("MTL_CLASS_DB", "MTL_CLASS_TTL_HOURS"):   # restored at the end, set or not
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    served = {}
+    monkeypatch.setattr(explorer.app, "serve", lambda **kwargs: served.update(kwargs))
+    return main(argv), served
+
+
+def test_serve_class_opens_a_class_and_prints_the_two_links(tmp_path, monkeypatch, capsys):
+    """``serve --class SCENARIO --class-db PATH --class-ttl-hours H``: the class is in the
+    store before the server starts, the students' link has its code and the teacher's its
+    key; the app's processes find the store in the environment; the access log hides keys."""
+    import logging
+    import re
+
+    from explorer.classroom import ClassStore, KeyRedactingFilter
+
+    db = tmp_path / "classes" / "c.sqlite"
+    status, served = _served_in_process(monkeypatch, [
+        "serve", "--class", "negated_task", "--class-db", str(db), "--class-ttl-hours", "2",
+        "--port", "5123", "--address", "127.0.0.1"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    students = re.search(r"students' link: (http://127\.0\.0\.1:5123/explorer\?class=(\w{8}))$",
+                         out, re.M)
+    teacher = re.search(r"teacher's link: (\S+)&key=([\w-]+)$", out, re.M)
+    assert students and teacher, out
+    code, key = students.group(2), teacher.group(2)
+    assert teacher.group(1) == students.group(1) and len(key) >= 32
+    assert "negated_task" in out and "3 tasks" in out
+    assert served["port"] == 5123 and served["address"] == "127.0.0.1"
+    assert os.environ["MTL_CLASS_DB"] == str(db) and float(os.environ["MTL_CLASS_TTL_HOURS"]) == 2
+    with ClassStore(db) as store:
+        state = store.class_state(code)
+        assert (state.scenario, state.n_tasks, state.round, state.revealed) == (
+            "negated_task", 3, 1, False)
+        assert state.expires - state.created == 2 * 3600
+        assert store.is_teacher(code, key)
+    access = logging.getLogger("tornado.access")
+    hider = [f for f in access.filters if isinstance(f, KeyRedactingFilter)]
+    try:
+        assert hider
+        record = logging.LogRecord("tornado.access", logging.INFO, __file__, 1, "%d %s %.2fms",
+                                   (200, f"GET /explorer?class={code}&key={key} (::1)", 1.0),
+                                   None)
+        assert hider[0].filter(record) and key not in record.getMessage()
+        assert f"class={code}&key=<hidden>" in record.getMessage()
+    finally:
+        for f in hider:
+            access.removeFilter(f)
+
+
+def test_serve_class_refuses_a_scenario_without_a_truth(tmp_path, monkeypatch, capsys):
+    db = tmp_path / "c.sqlite"
+    for scenario, message in (("school_outliers", "has no true task relation to guess"),
+                              ("nope", "name must be one of the scenarios")):
+        status, served = _served_in_process(monkeypatch, [
+            "serve", "--class", scenario, "--class-db", str(db)])
+        err = capsys.readouterr().err
+        assert status == 2 and message in err and "Traceback" not in err and not served
+    status, served = _served_in_process(monkeypatch, ["serve", "--class-ttl-hours", "0"])
+    assert status == 2 and "--class-ttl-hours must be a positive number" in capsys.readouterr().err
+
+
+def test_serve_class_without_a_scenario_opens_the_default_one(tmp_path, monkeypatch, capsys):
+    from explorer.__main__ import DEFAULT_CLASS_SCENARIO
+    from explorer.classroom import ClassStore
+
+    db = tmp_path / "c.sqlite"
+    status, served = _served_in_process(monkeypatch, ["serve", "--class", "--class-db", str(db)])
+    out = capsys.readouterr().out
+    assert status == 0 and served["port"] == 5006
+    code = out.split("?class=")[1][:8]
+    with ClassStore(db) as store:
+        assert store.class_state(code).scenario == DEFAULT_CLASS_SCENARIO
