@@ -263,7 +263,10 @@ class Guess:
         >>> Guess([[1, np.nan], [np.nan, 1]], features=(2,)).to_json()
         '{"relation": [[1, null], [null, 1]], "outliers": null, "features": [2]}'
         """
-        relation = [[None if math.isnan(v) else int(v) if float(v).is_integer() else float(v)
+        if self.relation.ndim != 2:
+            raise ValueError(f"guess.relation must be a tasks x tasks matrix; got shape "
+                             f"{self.relation.shape}.")
+        relation = [[None if math.isnan(v) else int(v) if float(v).is_integer() else v
                      for v in row] for row in self.relation.tolist()]
         outliers = None if self.outliers is None else [bool(v) for v in self.outliers]
         features = None if self.features is None else list(self.features)

@@ -224,6 +224,8 @@ def test_a_guess_round_trips_through_json():
     assert Guess.from_json(guess.to_json()) == guess
     assert Guess.from_json(RIGHT.to_json()) == RIGHT != guess
     assert guess.relation.flags.writeable is False
+    with pytest.raises(ValueError, match=re.escape("a tasks x tasks matrix; got shape (3,)")):
+        Guess(np.ones(3)).to_json()
 
 
 @pytest.mark.parametrize(("student", "nickname", "message"), [

@@ -46,6 +46,7 @@ from explorer.app.components import (
 )
 from explorer.app.export import MATRIX_CODE, PageTools, dataset_code, results_csv, savable
 from explorer.app.fit_session import FitJob
+from explorer.app.guess import GuessPanel
 from explorer.app.matrix_upload import YourMatrixPanel
 from explorer.app.page_panel import FitInputs, FitResult, PagePanel
 from explorer.app.runner import LiveFitRunner
@@ -303,7 +304,8 @@ class ModelPageView(pn.viewable.Viewer):
                                self._results_csv,
                                has_results=lambda: self._errors_shown is not None)
         self._kernel_work = None
-        self.panels = [*page.panels(), SweepPanel(page, self.params, state, self.runner),
+        self.panels = [*page.panels(), GuessPanel(state, page),
+                       SweepPanel(page, self.params, state, self.runner),
                        YourMatrixPanel()]
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from explorer.app.class_link import class_sidebar
 from explorer.app.components import CsvUpload
 from explorer.app.scenarios import ScenarioChooser
 from explorer.app.state import UPLOAD_LIMIT_BYTES, UPLOADED
@@ -174,4 +175,5 @@ def make_sidebar(state, pages) -> list:
         hide, folded, dataset_choice, description,
         data_form, seeds, summary, error,
         pn.pane.Markdown(CSV_NOTE, styles={"font-size": "0.9em"}), upload,
+        *class_sidebar(state),   # "Open a class", or this session's place in one (issue 41)
     ]

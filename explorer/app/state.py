@@ -119,6 +119,12 @@ class ExplorerState(param.Parameterized):
         default=False, label="Hide the truth", metadata={"url": "hide_truth"},
         doc="Neutral task names and no ground truth in any view, so students can guess "
             "before the reveal; switching it off shows the truth without refitting.")
+    class_code = param.String(
+        default="", label="Class", metadata={"url": "class"},
+        doc="Code of the class this session joined ('' for none; explorer.app.class_link).")
+    class_key = param.String(
+        default="", label="Teacher's key", metadata={"url": "key"},
+        doc="The teacher's key of the class (a teacher's link; checked by the class's store).")
 
     dataset = param.ClassSelector(
         class_=MultiTaskDataset, default=None, constant=True, doc="The whole dataset (derived).")
@@ -281,6 +287,12 @@ class ExplorerState(param.Parameterized):
         names = [f"T{t}" for t in range(dataset.n_tasks)]
         return {key: part.relabel(task_names=names, truth={})
                 for key, part in (("dataset", dataset), ("train", train), ("test", test))}
+
+    def true_dataset(self) -> MultiTaskDataset | None:
+        """The whole dataset as built, its truth and task names included whatever
+        ``hide_truth`` says: what a student's guess is scored against once the truth is
+        revealed (None before the first build)."""
+        return None if self._full is None else self._full[0]
 
     def _hide_truth_changed(self, *_) -> None:
         if self._full is not None:

@@ -60,6 +60,12 @@ def _tasks(state):
     return TasksPage(state)
 
 
+def _class(state):
+    from .classroom import ClassPage
+
+    return ClassPage(state)
+
+
 def _compare(state, settings=CompareSettings, methods=METHODS):
     from .compare import ComparePage
 
@@ -75,6 +81,8 @@ PAGES: list = [
     MTKNN_PAGE,
     TRANSFER,
     Page("compare", "Compare", _compare, params=CompareSettings),
+    # a class that guesses, then sees the truth: open one, the teacher's view (issue 41)
+    Page("class", "Class", _class),
 ]
 
 

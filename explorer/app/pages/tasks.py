@@ -15,6 +15,7 @@ import panel as pn
 from explorer.app.access import name_figures
 from explorer.app.components import figure_pane, intro_card, set_flex_objects
 from explorer.app.export import PageTools, dataset_code, savable
+from explorer.app.guess import GuessBlock
 from explorer.app.work import after_this_paint, batched
 from explorer.viz.live import MatrixHeatmap
 from explorer.viz.tasks import MAX_POINTS_PER_PANEL, TaskScatterGrid, scatter_frame, truth_matrices
@@ -80,9 +81,11 @@ class TasksPage(pn.viewable.Viewer):
             "This dataset has no ground truth (real or uploaded data).", visible=False)
         self.tools = PageTools("tasks", self.code, self._figures, self._data_csv,
                                has_results=lambda: self._state.dataset is not None)
+        # "Your guess" (shown while the truth is hidden, and once a locked guess is revealed)
+        self.guess = GuessBlock(state)
         self._layout = pn.Column(
             intro_card(INTRO),
-            self.tools, self._scatter_note, self._scatter_pane,
+            self.tools, self._scatter_note, self._scatter_pane, self.guess,
             pn.pane.Markdown("### Ground truth", margin=(20, 10, 0, 10)), self._no_truth,
             self._truth_box, sizing_mode="stretch_width",
         )
