@@ -27,6 +27,10 @@ Traceback (most recent call last):
 ValueError: n must be an integer in [1, 9]; got '40'.
 >>> encode_value(Demo.param.n, 4)
 '4'
+
+A bound is worded once, by :func:`describe_range`: the estimator's message
+(:meth:`explorer.models.constraints.Interval.describe`), the widget's tooltip and the link's
+refusal (:func:`expectation`) all say "an integer >= 1" or "a finite number in [0.001, 1]".
 """
 
 from __future__ import annotations
@@ -39,13 +43,16 @@ from typing import Any
 
 import param
 
-__all__ = ["describe", "encode_value", "expectation", "parse_value", "parse_values",
-           "public_parameters", "MAX_TEXT"]
+__all__ = ["describe", "describe_range", "encode_value", "expectation", "parse_value",
+           "parse_values", "public_parameters", "MAX_TEXT", "FORMATS"]
 
 #: Longest text accepted for one value (a URL value, a CLI value, a text field).
 MAX_TEXT = 200
 _INT_RE = re.compile(r"^[+-]?\d{1,15}$")
 _FLOAT_RE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?$")
+#: The text an integer and a number may be typed as (the patterns are JavaScript's too: the
+#: app's number fields check a typed text with them before they send it).
+FORMATS = {"integer": _INT_RE.pattern, "number": _FLOAT_RE.pattern}
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
@@ -60,21 +67,53 @@ def describe(raw: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _bounds_text(parameter) -> str:
-    low, high = getattr(parameter, "bounds", None) or (None, None)
+def _number(bound: float) -> str:
+    """A bound as the user reads it: ``1`` for 1 and 1.0 alike, ``0.001``, ``1e-08``."""
+    value = float(bound)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def describe_range(integer: bool, low: float | None, high: float | None,
+                   inclusive: tuple[bool, bool] = (True, True)) -> str:
+    """The one wording of a bound: what an integer (or a finite number) between ``low`` and
+    ``high`` is, in words; ``None`` is an open end, ``inclusive`` says which ends belong.
+
+    >>> describe_range(True, 1, None)
+    'an integer >= 1'
+    >>> describe_range(False, 0.001, 1.0)
+    'a finite number in [0.001, 1]'
+    >>> describe_range(False, 0, None, (False, True))
+    'a finite number > 0'
+    >>> describe_range(True, None, None)
+    'an integer'
+    """
+    what = "an integer" if integer else "a finite number"
+    low_in, high_in = inclusive
     if low is None and high is None:
-        return ""
-    return f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+        return what
+    if high is None:
+        return f"{what} {'>=' if low_in else '>'} {_number(low)}"
+    if low is None:
+        return f"{what} {'<=' if high_in else '<'} {_number(high)}"
+    return (f"{what} in {'[' if low_in else '('}{_number(low)}, "
+            f"{_number(high)}{']' if high_in else ')'}")
+
+
+def _range_of(parameter) -> str:
+    low, high = getattr(parameter, "bounds", None) or (None, None)
+    inclusive = tuple(getattr(parameter, "inclusive_bounds", None) or (True, True))
+    return describe_range(isinstance(parameter, param.Integer), low, high, inclusive)
 
 
 def expectation(parameter: param.Parameter) -> str:
-    """What the declaration accepts, in words (e.g. 'an integer in [1, 9]')."""
+    """What the declaration accepts, in words (e.g. 'an integer in [1, 9]'); a number's
+    bound in :func:`describe_range`'s words."""
     if isinstance(parameter, param.Boolean):
         return "true or false"
-    if isinstance(parameter, param.Integer):
-        return "an integer" + _bounds_text(parameter)
-    if isinstance(parameter, param.Number):
-        return "a finite number" + _bounds_text(parameter)
+    if isinstance(parameter, param.Number):   # param.Integer included
+        return _range_of(parameter)
     if isinstance(parameter, param.Selector):
         return f"one of {[str(o) for o in parameter.objects]}"
     if isinstance(parameter, param.String):

@@ -139,7 +139,7 @@ def test_page_values_from_a_link_are_checked_and_applied_when_the_page_is_built(
     state = ExplorerState()
     problems = state.from_query({"trees.max_depth": "3", "trees.criterion": "ig_u",
                                  "outliers.rows": "2.0"})
-    assert len(problems) == 1 and "outliers.rows must be a finite number in [0.001, 1.0]" \
+    assert len(problems) == 1 and "outliers.rows must be a finite number in [0.001, 1]" \
         in problems[0]
     assert state.to_query()["trees.max_depth"] == "3"          # kept for the page to come
     trees = next(p for p in PAGES if p.slug == "trees")

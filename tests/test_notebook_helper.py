@@ -38,7 +38,7 @@ def test_app_page_applies_data_and_settings_before_the_widgets_exist():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"coupling": 100.0}, r"coupling must be .* \[0.0001, 10.0\]; got 100"),
+    ({"coupling": 100.0}, r"coupling must be .* \[0.0001, 10\]; got 100"),
     ({"nope": 1}, r"'nope' is not a parameter"),
     ({"params": {"n_samples_per_task": 1}}, r"n_samples_per_task"),
 ])

@@ -358,13 +358,13 @@ def test_story_is_escaped_and_page_values_are_checked_like_link_values(tmp_path,
         assert not state.apply_preset("bad_page_value")
         level, message = state.notices[-1]
         assert level == "warning" and "shared_vs_separate.coupling must be a finite number in " \
-                                      "[0.0001, 10.0]; got 1000" in message
+                                      "[0.0001, 10]; got 1000" in message
         settings = _page_settings(app, "shared_vs_separate")
         assert settings.coupling == 0.1 and settings.size == 0.5   # refused one not applied
         # the very message a link's value gets
         problems = state.from_query({"shared_vs_separate.coupling": "1000"})
         assert problems == ["shared_vs_separate.coupling must be a finite number in "
-                            "[0.0001, 10.0]; got '1000'"]
+                            "[0.0001, 10]; got '1000'"]
         assert not state.apply_preset("unknown_page_value")
         assert "'bogus' is not a parameter here" in state.notices[-1][1]
     finally:

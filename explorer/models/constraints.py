@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 import param
 
+from explorer.parameters import describe_range
+
 __all__ = ["BOOLEAN", "COUNT", "NON_NEGATIVE", "POSITIVE", "RANDOM_STATE", "InstanceOf",
            "Integral", "Interval", "Options", "Real", "accepts", "derived_from",
            "describe_constraints", "describe_value", "from_constraint", "validate_parameters"]
@@ -98,16 +100,10 @@ class Interval:
         return self.contains(value)
 
     def describe(self) -> str:
-        what = "an integer" if self.kind is Integral else "a finite number"
-        low, high = self.low, self.high
-        if low is None and high is None:
-            return what
-        if high is None:
-            return f"{what} {'>=' if self.low_inclusive else '>'} {low}"
-        if low is None:
-            return f"{what} {'<=' if self.high_inclusive else '<'} {high}"
-        return (f"{what} in {'[' if self.low_inclusive else '('}{low}, "
-                f"{high}{']' if self.high_inclusive else ')'}")
+        """The range in words, as the app's widgets and links word it
+        (:func:`explorer.parameters.describe_range`)."""
+        return describe_range(self.kind is Integral, self.low, self.high,
+                              (self.low_inclusive, self.high_inclusive))
 
     def __repr__(self) -> str:
         return (f"Interval({self.kind.__name__}, {self.low!r}, {self.high!r}, "
