@@ -46,7 +46,8 @@ mtl_postgres_start() {
         fi
     fi
     MTL_POSTGRES_BINDIR="$bindir"
-    MTL_POSTGRES_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mtl-postgres.XXXXXX")
+    # in /tmp: the postgres user must reach it, and a socket path must be short
+    MTL_POSTGRES_DIR=$(mktemp -d /tmp/mtl-postgres.XXXXXX)
     if [ "$(id -u)" = "0" ]; then chown postgres "$MTL_POSTGRES_DIR"; fi
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     mtl_postgres_as "$bindir/initdb" -D "$MTL_POSTGRES_DIR/data" -U mtl --auth=trust -E UTF8 \
