@@ -384,6 +384,34 @@ def test_a_restart_loses_nothing(url):
         after.close()
 
 
+KILLED_AFTER_LOCKING = """
+import os, signal, sys
+import numpy as np
+from explorer.classroom import ClassStore, Guess
+store = ClassStore(sys.argv[1])
+for i in range(5):
+    store.lock_guess(sys.argv[2], f"s{i}", Guess(np.eye(3)), nickname=f"n{i}")
+print("locked", flush=True)
+os.kill(os.getpid(), signal.SIGKILL)   # no close, no checkpoint: a server killed
+"""
+
+
+def test_a_process_killed_after_locking_loses_no_guess(stores, url):
+    import signal
+    import subprocess
+    import sys
+
+    store = stores()
+    code, key = store.open_class("negated_task", n_tasks=3)
+    killed = subprocess.run([sys.executable, "-c", KILLED_AFTER_LOCKING, url, code],
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL and killed.stdout == "locked\n", killed.stderr
+    after = stores()   # the restarted server's store
+    assert after.n_locked(code, key) == 5
+    assert {r.nickname for r in after.guesses(code, key)} == {f"n{i}" for i in range(5)}
+    assert after.guess_of(code, "s4") == Guess(np.eye(3))
+
+
 # ---------------------------------------------------------------------- thirty at once
 def _lock_together(url: str, code: str, students: list[str], barrier) -> list[str]:
     """Lock a guess for each student, each from a thread of its own, all at once; the
