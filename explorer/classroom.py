@@ -59,8 +59,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from explorer.compare.agreement import UNRELATED_SHARE, relationship_agreement
-from explorer.data.catalog import MAX_TASKS
+# explorer.compare and explorer.data are imported where they are used: a process that only
+# stores guesses (a server's worker, a student's lock) does without scikit-learn's import
 
 __all__ = [
     "CLASS_DB_ENV", "CLASS_TTL_ENV", "CODE_ALPHABET", "CODE_LENGTH", "FRAME_COLUMNS",
@@ -321,8 +321,11 @@ class Guess:
 
 # ---------------------------------------------------------------------- scoring
 def _truth_signs(truth_relation, n_tasks: int, name: str = "truth_relation") -> np.ndarray:
-    """The truth's signs, +1 / -1 / 0 (an entry within :data:`UNRELATED_SHARE` of the largest
-    magnitude off the diagonal counts as 0, as in the agreement's sign)."""
+    """The truth's signs, +1 / -1 / 0 (an entry within
+    :data:`~explorer.compare.agreement.UNRELATED_SHARE` of the largest magnitude off the
+    diagonal counts as 0, as in the agreement's sign)."""
+    from explorer.compare.agreement import UNRELATED_SHARE
+
     truth = np.asarray(truth_relation, dtype=np.float64)
     if truth.shape != (n_tasks, n_tasks):
         raise ValueError(f"{name} must have shape ({n_tasks}, {n_tasks}) like the guess; got "
@@ -368,6 +371,8 @@ def score_guess(guess: Guess, truth: dict) -> dict:
     >>> s["relation"]["sign_agreement"], s["outliers"]["precision"], s["outliers"]["recall"]
     (1.0, 0.5, 1.0)
     """
+    from explorer.compare.agreement import relationship_agreement
+
     if not isinstance(guess, Guess):
         raise ValueError(f"guess must be a Guess; got {describe(guess)}.")
     truth = truth or {}
@@ -620,6 +625,8 @@ def _check_student(student) -> str:
 
 
 def _check_n_tasks(n_tasks) -> int:
+    from explorer.data.catalog import MAX_TASKS
+
     if isinstance(n_tasks, bool) or not isinstance(n_tasks, Integral) or not (
             2 <= n_tasks <= MAX_TASKS):
         raise ValueError(f"n_tasks must be a whole number in 2..{MAX_TASKS}; got "
