@@ -179,7 +179,7 @@ def test_a_class_without_fit_iter_is_fitted_once_off_the_loop():
     assert "not_a_matrix" in view.caption.text and "not drawn" in view.caption.text
     assert "no truth" in view.caption.text
     # errors from predict: the class has no score_per_task
-    errors = page._errors_shown["model"]
+    errors = page.outcome.shown["model"]
     assert errors.shape == (page.state.train.n_tasks,) and np.all(np.isfinite(errors))
     assert "errors = {'model': per_task_error(model, test)}" in page.code()
 

@@ -59,6 +59,8 @@ APP_LAYERS: tuple[tuple[str, Sequence[str]], ...] = (
     ("the live fit, a page's panels", ("explorer.app.runner", "explorer.app.page_panel")),
     ("parts every page shows", ("explorer.app.matrix_upload", "explorer.app.sweep_panel",
                                 "explorer.app.comparison", "explorer.app.guess")),
+    ("the kit's parts", ("explorer.app.page_fit", "explorer.app.page_flow",
+                         "explorer.app.page_summary", "explorer.app.page_exports")),
     ("the kit", ("explorer.app.kit",)),
     ("the pages", ("explorer.app.custom", "explorer.app.pages.*")),
     ("the page registry", ("explorer.app.pages",)),

@@ -116,7 +116,7 @@ def test_outliers_page_marks_detection_against_the_truth_and_refits_warm():
     page.runner.poll()
     assert page.runner.session.estimator.n_iter_ < n_first
     page.runner.reset()               # the Reset button: views cleared, warm start dropped
-    assert page._fitted is None and not np.any(view_of(page, SnapshotMatrixView, "Q")
+    assert page.fit.fitted is None and not np.any(view_of(page, SnapshotMatrixView, "Q")
                                               .heatmap.values)
 
 
@@ -201,28 +201,28 @@ def test_views_scrolled_out_of_sight_skip_the_frames_of_a_run_and_catch_up():
         return [{k: np.asarray(v).tolist() for k, v in source.data.items()}
                 for source in partition.view.sources]
 
-    page._render(first)
+    page.flow.render(first)
     at_first = planes()
-    page._render(last)
+    page.flow.render(last)
     at_last = planes()
     assert at_first != at_last and any(plane["left"] for plane in at_last)
-    assert pacer.watched == [fig.id for fig in page._figures()]
+    assert pacer.watched == [fig.id for fig in page.flow.panes.figures()]
     session.state = "running"                      # frames of a run in progress
     pacer.offscreen = [fig.id for fig in partition.figures]
-    page._render(first)
+    page.flow.render(first)
     assert planes() == at_last                     # skipped: nobody can see them
     assert len([t for t in page.views[0].diagram.nodes.data["text"]
                 if t != "pending"]) == 1           # the tree on screen was drawn
     pacer.offscreen = []                           # scrolled back in: the last frame
     assert planes() == at_first
-    page._render(last)
+    page.flow.render(last)
     pacer.offscreen = [fig.id for fig in partition.figures]
-    page._render(first)
+    page.flow.render(first)
     assert planes() == at_last
     page.runner.on_stop()                          # the run stopped: no frame follows
     assert planes() == at_first
     session.state = "done"                         # not running (a scrub): drawn at once
-    page._render(last)
+    page.flow.render(last)
     assert planes() == at_last
 
 
@@ -330,7 +330,7 @@ def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug, c
     page = build(slug)
     assert page.tools.results_button.disabled             # nothing to download before a fit
     model = run(page)
-    shown = page._errors_shown
+    shown = page.outcome.shown
     namespace: dict = {}
     exec(compile(page.code(), f"<{slug} show code>", "exec"), namespace)  # noqa: S102
     again = namespace["errors"]
@@ -345,7 +345,7 @@ def test_show_code_reproduces_the_pages_numbers_and_the_results_download(slug, c
     page.tools.code_toggle.value = True                    # the same code, shown escaped
     assert "errors = {" in page.tools.code.object and "&#x27;model&#x27;" in page.tools.code.object
     assert not page.tools.results_button.disabled
-    table = pd.read_csv(io.StringIO(page._results_csv()), keep_default_na=False)
+    table = pd.read_csv(io.StringIO(page.exports.results_csv()), keep_default_na=False)
     assert list(table.columns) == ["quantity", "key", "row", "column", "value"]
     errors = table[table.quantity == "test_error"]
     assert list(errors.key.unique()) == list(shown)
@@ -368,7 +368,7 @@ def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit()
     page = build("outliers")
     state = page.state
     run(page)
-    shown_errors = {k: v.copy() for k, v in page._errors_shown.items()}
+    shown_errors = {k: v.copy() for k, v in page.outcome.shown.items()}
     truth_view = view_of(page, TruthMatrixView)
     assert "against the truth" in page.summary_text() and state.train.truth
     state.hide_truth = True
@@ -376,16 +376,16 @@ def test_hiding_the_truth_names_tasks_neutrally_and_revealing_it_keeps_the_fit()
     assert not state.train.truth and not state.dataset.truth and not state.test.truth
     assert state.to_query()["hide_truth"] == "true"
     # the fit on screen stays: same run, same numbers, estimate still drawn
-    assert page.runner.session.state == "done" and page._fitted is not None
+    assert page.runner.session.state == "done" and page.fit.fitted is not None
     for name, values in shown_errors.items():
-        np.testing.assert_array_equal(page._errors_shown[name], values)
+        np.testing.assert_array_equal(page.outcome.shown[name], values)
     assert page.errors.source.data["x"][0][0] == "T0"            # bars under neutral names
     assert "hidden" in truth_view.heatmap.figure.title.text
     assert not truth_view.heatmap.values.any()             # the true W is not drawn
     assert "against the truth" not in page.summary_text()  # nor scored in the summary
     state.hide_truth = False                               # the reveal
     assert state.train.truth and state.train.task_names[0] != "T0"
-    assert page.runner.session.state == "done" and page._fitted is not None
+    assert page.runner.session.state == "done" and page.fit.fitted is not None
     assert truth_view.heatmap.values.any() and "hidden" not in truth_view.heatmap.figure.title.text
     assert "against the truth" in page.summary_text()
 
@@ -461,7 +461,7 @@ def test_a_page_on_data_that_do_not_suit_it_offers_its_scenario_in_one_click(slu
 def test_on_139_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks():
     page = build("outliers", "school", train_fraction=0.24)
     run(page)
-    model = page._errors_shown["model"]
+    model = page.outcome.shown["model"]
     names = [str(n) for n in page.state.train.task_names]
     order = np.argsort(-np.nan_to_num(model), kind="stable")
     shown, k = page.errors.source.data, len(page.errors.series)   # model, lasso, ridge
@@ -471,7 +471,7 @@ def test_on_139_tasks_the_bars_read_as_a_distribution_and_name_the_worst_tasks()
     worst = ", ".join(f"{names[t]} ({model[t]:.2f})" for t in order[:3])
     assert f"worst for the model: {worst}" in page.summary_text()
     # the CSV keeps the data's task order
-    assert page._results_csv().splitlines()[1].startswith(f"test_error,model,{names[0]},")
+    assert page.exports.results_csv().splitlines()[1].startswith(f"test_error,model,{names[0]},")
     # a few tasks: named under their bars, in the data's order
     page.state.dataset_name = DATA_FOR["outliers"]
     run(page)

@@ -80,7 +80,7 @@ def test_after_a_paper_fit_the_summary_says_how_far_it_stopped_above_the_optimum
     page.params.solver = "paper"
     model = run(page)
     gap = model.gap_to_optimum()
-    measured = page._last_result.extra["gap"]   # measured on the fit's worker
+    measured = page.fit.result.extra["gap"]   # measured on the fit's worker
     assert measured["optimum"] == gap["optimum"] and measured["objective"] == gap["objective"]
     if gap["relative_gap"] > 1e-3:
         assert f"stopped {gap['relative_gap']:.0%} above the optimum" in page.summary_text()
@@ -89,7 +89,7 @@ def test_after_a_paper_fit_the_summary_says_how_far_it_stopped_above_the_optimum
     page.params.solver = "dual"   # the default solver: nothing to say, nothing measured
     run(page)
     assert "paper's solver" not in page.summary_text()
-    assert "gap" not in page._last_result.extra
+    assert "gap" not in page.fit.result.extra
 
 
 def test_the_gap_sentence_reads_as_the_issue_asks():

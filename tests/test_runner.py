@@ -432,7 +432,8 @@ def test_a_reset_or_a_slider_change_never_waits_for_a_long_after_step():
             release.wait(3.0)
         return {"call": number, "coupling": inputs.params.coupling}
 
-    page = dataclasses.replace(declared, after=after).build(
+    hooks = dataclasses.replace(declared.hooks, after=after)
+    page = dataclasses.replace(declared, hooks=hooks).build(
         ExplorerState(dataset_name="task_family"))
     runner = page.runner
     runner._speed.value = "unthrottled"
@@ -469,7 +470,7 @@ def test_a_reset_or_a_slider_change_never_waits_for_a_long_after_step():
         assert s.join(5) and not s._stopped
         runner.poll()
         assert s.result is shown and s.version == version and s.state == "done"
-        assert page._last_result is shown and page.summary.object == summary
+        assert page.fit.result is shown and page.summary.object == summary
     finally:
         release.set()
         runner.close()

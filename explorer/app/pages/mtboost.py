@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from explorer.app.kit import ModelPage
+from explorer.app.kit import ModelPage, PageHooks
 from explorer.models import AnyBoost, MTBoost
 from explorer.models.constraints import from_constraint
 from explorer.viz.live import EstimateTruthView
@@ -133,6 +133,6 @@ MTBOOST = ModelPage(
     slug="mtboost", title="Task relationships (MTBoost)", params=MTBoostParams,
     make=make_model, views=views,
     baselines={"AnyBoost": make_anyboost, "Omega fixed at I/m": make_fixed},
-    kinds=("classification",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
-    objective="", scenario="boosting_relationships",
-    steps_are="boosting rounds")
+    kinds=("classification",), min_tasks=1, min_per_task=2, intro=INTRO,
+    objective="", scenario="boosting_relationships", steps_are="boosting rounds",
+    hooks=PageHooks(explain=explain))

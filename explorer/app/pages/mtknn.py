@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import param
 
-from explorer.app.kit import ModelPage, PagePanel, figure_pane
+from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
 from explorer.models.constraints import from_constraint
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
@@ -137,6 +137,5 @@ MTKNN_PAGE = ModelPage(
     slug="mtknn", title="Neighbourhoods (MT-KNN)", params=NeighbourhoodParams,
     make=make_model, views=views, baselines={"per-task": make_baseline},
     min_tasks=1, min_per_task=6, intro=INTRO, objective="Objective (Eq. 2 / Eq. 7)",
-    pace=pace, panels=lambda: [InspectorPanel()],
-    after=measure_gap, explain=explain_gap, scenario="neighbours_from_other_tasks",
-    steps_are="solver steps")
+    pace=pace, scenario="neighbours_from_other_tasks", steps_are="solver steps",
+    hooks=PageHooks(panels=lambda: [InspectorPanel()], after=measure_gap, explain=explain_gap))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from explorer.app.kit import ModelPage
+from explorer.app.kit import ModelPage, PageHooks
 from explorer.compare.metrics import detection_scores, nmse
 from explorer.models import MultiTaskLassoL1, MultiTaskRidge, RobustMTFL
 from explorer.models.constraints import from_constraint
@@ -125,7 +125,6 @@ OUTLIERS = ModelPage(
     make=make_model, views=views,
     baselines={"lasso": lambda p, seed, d: MultiTaskLassoL1(random_state=seed),
                "ridge": lambda p, seed, d: MultiTaskRidge(random_state=seed)},
-    kinds=("regression",), min_tasks=1, min_per_task=2, intro=INTRO, explain=explain,
-    objective="Objective (Eq. 2)", objective_log=True, warm=True, code_terms=code_terms,
-    scenario="outlier_tasks",
-    steps_are="solver iterations")
+    kinds=("regression",), min_tasks=1, min_per_task=2, intro=INTRO,
+    objective="Objective (Eq. 2)", objective_log=True, warm=True, scenario="outlier_tasks",
+    steps_are="solver iterations", hooks=PageHooks(explain=explain, code_terms=code_terms))

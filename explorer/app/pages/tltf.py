@@ -11,7 +11,7 @@ import param
 from sklearn.linear_model import LogisticRegression
 
 from explorer.app.components import flowing_row, set_flex_objects
-from explorer.app.kit import ModelPage, PagePanel, figure_pane
+from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane
 from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
@@ -174,11 +174,11 @@ TRANSFER = ModelPage(
                                                 covariance=p.covariance, tol=p.tol,
                                                 random_state=seed)},
     kinds=("classification",), min_tasks=2, min_per_task=2, intro=INTRO,
-    explain=lambda model, result, data, test: fit_summary(model, data),
-    objective="Variational lower bound (EM: never decreases)", after=after,
-    panels=lambda: [TransferPanel()], scenario="new_task_from_task_features", advice=advice,
+    objective="Variational lower bound (EM: never decreases)",
+    scenario="new_task_from_task_features", steps_are="EM iterations",
+    hooks=PageHooks(explain=lambda model, result, data, test: fit_summary(model, data),
+                    after=after, panels=lambda: [TransferPanel()], advice=advice),
     # with task features the EM settles in ~40 steps (8 s at 5 steps/s); without them the
     # gate is constant and the EM may run to its 500 iterations: 30 steps/s, under 17 s
     pace=lambda data: "30 steps/s" if data is not None and data.task_features is None
-    else "5 steps/s",
-    steps_are="EM iterations")
+    else "5 steps/s")

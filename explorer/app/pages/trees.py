@@ -15,7 +15,7 @@ import functools
 import panel as pn
 import param
 
-from explorer.app.kit import ModelPage, PagePanel, figure_pane
+from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane
 from explorer.app.process import warm_up_with
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
 from explorer.models.constraints import from_constraint
@@ -141,5 +141,5 @@ TREES = ModelPage(
     slug="trees", title="Trees", params=TreesParams, make=make_model, views=views,
     baselines={"single-task": make_single_task}, kinds=("classification",),
     min_tasks=1, min_per_task=2, intro=INTRO, objective="", pace="2 steps/s",
-    panels=lambda: [Figure3Panel()], scenario="different_label_sets",
-    steps_are="tree nodes, or boosting rounds")
+    scenario="different_label_sets", steps_are="tree nodes, or boosting rounds",
+    hooks=PageHooks(panels=lambda: [Figure3Panel()]))
