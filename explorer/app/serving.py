@@ -86,7 +86,8 @@ def bind_url(state, location=None) -> list[tuple[str, str]]:
     a setting (``query_changed``) and whenever the browser reports another address, so a
     refused or unknown value never stays in the link. Returns the notices it caused.
 
-    ``location`` defaults to the session's ``pn.state.location``.
+    ``location`` defaults to the session's ``pn.state.location``. Not
+    ``location.sync``: why the link is a layer of its own is said in :mod:`explorer.app.link`.
     """
     location = location if location is not None else pn.state.location
     if location is None:
@@ -228,7 +229,7 @@ def process_admission() -> Admission:
     (``pn.state.as_cached``; ``panel serve apps/explorer.py`` runs the app's script once per
     session, so nothing of the script outlives a session). Each process of ``--num-procs``
     has its own."""
-    return pn.state.as_cached("explorer.app.admission", Admission)
+    return pn.state.as_cached("explorer.app.admission", Admission.from_environment)
 
 
 def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_procs: int = 1,
@@ -272,7 +273,8 @@ def serve(port: int = 5006, address: str = "localhost", show: bool = False, num_
         "check_unused_sessions_milliseconds": CHECK_SESSIONS_MS,
         **kwargs,
     }
-    admission = Admission()   # this process's (each forked process gets its own copy)
+    # this process's (each forked process gets its own copy)
+    admission = Admission.from_environment()
 
     def app():   # a plain function: Panel serves a partial as its repr
         return build_app(models, admission=admission)

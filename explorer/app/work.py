@@ -35,6 +35,7 @@ import asyncio
 import contextvars
 import functools
 import logging
+import os
 import threading
 import time
 import weakref
@@ -609,6 +610,29 @@ class Admission:
     TOGETHER_S = 1.0
     TURN_GAP_S = 0.02
     TURN_TIMEOUT_S = 10.0
+
+    @classmethod
+    def from_environment(cls) -> Admission:
+        """This process's policy: ``together_s`` from the environment variable
+        ``MTL_TOGETHER_S`` (seconds > 0) when set, the defaults otherwise. A server on a slow
+        or busy machine may widen the window (and a test pins it, so that two openings a
+        moment apart count as together however loaded the machine is).
+
+        >>> import os; os.environ["MTL_TOGETHER_S"] = "30"
+        >>> Admission.from_environment().together_s
+        30.0
+        >>> del os.environ["MTL_TOGETHER_S"]
+        """
+        text = os.environ.get("MTL_TOGETHER_S", "").strip()
+        if not text:
+            return cls()
+        try:
+            together_s = float(text)
+        except ValueError:
+            together_s = float("nan")
+        if not together_s > 0:
+            raise ValueError(f"MTL_TOGETHER_S must be a number of seconds > 0; got {text!r}.")
+        return cls(together_s=together_s)
 
     def __init__(self, *, together_s: float = TOGETHER_S, turn_gap_s: float = TURN_GAP_S,
                  turn_timeout_s: float = TURN_TIMEOUT_S,
