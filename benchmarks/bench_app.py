@@ -797,7 +797,23 @@ def measure_scrub(page, url):
     page.get_by_role("button", name="▶ Run").click()
     page.get_by_text("done - step").first.wait_for(state="visible", timeout=60_000)
     page.wait_for_timeout(500)
-    handle = page.locator(".noUi-handle").last
+    # the "Recorded snapshot" slider's handle (not the page's last slider: the Sweep section
+    # under the page has sliders of its own), marked for the locator
+    page.evaluate("""() => {
+      const walk = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+          if (el.shadowRoot) {
+            const title = el.shadowRoot.querySelector('.bk-slider-title');
+            const handle = el.shadowRoot.querySelector('.noUi-handle');
+            if (title && handle && title.textContent.startsWith('Recorded snapshot'))
+              handle.setAttribute('data-bench', 'scrub');
+            walk(el.shadowRoot);
+          }
+        }
+      };
+      walk(document);
+    }""")
+    handle = page.locator("[data-bench=scrub]").first
     latencies = []
     for i in range(20):
         handle.focus()

@@ -354,14 +354,16 @@ def test_a_refused_widget_value_gets_one_message_and_goes_back():
 
     state = make_state()
     form = DataParamsForm(state)
-    relations = form._form.widgets["relations"]
+    relations = form.widgets["relations"]
+    # the field checks a typed text with the declaration's pattern in the browser
+    assert relations.pattern == CATALOG["task_family"].params.param.relations.regex
     before, seen = state.dataset, len(state.notices)
-    relations.value = "related,siblings"
+    relations.refused("related,siblings")      # what the browser sends for a text it refused
     assert state.dataset is before
     new = list(state.notices)[seen:]
     assert len(new) == 1 and new[0][0] == "error"
     assert "relations" in new[0][1] and "siblings" in new[0][1]
-    # back to the value in force
+    # the value in force stays (the browser shows it again)
     assert relations.value == CATALOG["task_family"].defaults()["relations"]
 
 
@@ -373,13 +375,24 @@ def test_a_cleared_or_bad_seed_field_is_refused_with_a_message():
     app = ExplorerApp(state=make_state())
     seed_box = next(w for w in app.sidebar if isinstance(w, pn.viewable.Viewer)
                     and "data_seed" in getattr(w, "widgets", {})).widgets["data_seed"]
+    # the browser knows the declaration's bounds: nothing outside them becomes the value
+    bounds = app.state.param.data_seed.bounds
+    assert (seed_box.kind, seed_box.start, seed_box.end) == ("integer", *bounds)
+    assert f"An integer in [0, {bounds[1]}]" in seed_box.description      # the tooltip
     seen = len(app.state.notices)
-    seed_box.value = None
-    assert app.state.data_seed == 0 and seed_box.value == 0
-    seed_box.value = -4
+    seed_box.refused("")                       # an emptied field
+    seed_box.refused("-4")
     assert app.state.data_seed == 0 and seed_box.value == 0
     messages = [m for _, m in list(app.state.notices)[seen:]]
-    assert len(messages) == 2 and "data_seed" in messages[0] and "-4" in messages[1]
+    assert messages == ["data_seed needs a value; the field is empty.",
+                        f"data_seed must be an integer in [0, {bounds[1]}]; got '-4'."]
+    # a value no browser of ours sends: the declaration refuses it in Panel's link, and Panel
+    # puts the value in force back
+    with pytest.raises(ValueError, match="data_seed"):
+        seed_box.value = -4
+    assert app.state.data_seed == 0 and seed_box.value == 0
+    seed_box.value = 3                         # a value the browser accepted
+    assert app.state.data_seed == 3
 
 
 # ---------------------------------------------------------------------- the link is the state

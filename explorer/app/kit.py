@@ -51,7 +51,7 @@ from explorer.app.page_flow import FigureFlow
 from explorer.app.page_panel import FitInputs, FitResult, PagePanel
 from explorer.app.page_summary import PageNote, PageSummary
 from explorer.app.sweep_panel import SweepPanel
-from explorer.app.widgets import ParamForm
+from explorer.app.widgets import SettingsForm
 from explorer.app.work import WorkService, in_notebook_kernel, locked
 from explorer.parameters import public_parameters
 from explorer.viz.live import LiveView
@@ -67,16 +67,12 @@ __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PageHooks", 
 STORY_MIN_WIDTH = 620
 
 
-def settings_form(state, slug: str, params: param.Parameterized) -> ParamForm:
-    """The widgets of a page's settings (URL keys ``<slug>.<name>``), each change validated
-    by the declaration and refused with one message."""
+def settings_form(state, slug: str, params: param.Parameterized) -> SettingsForm:
+    """The widgets of a page's settings (URL keys ``<slug>.<name>``), made by ``from_param``
+    from the page's instance ``params``: a widget, a scenario or a link changes the one value
+    the widget shows and the fit uses; a refused text is reported once (``state.notify``)."""
     state.register_page_params(slug, params)
-    names = public_parameters(params)
-    form = ParamForm(params, names, {n: getattr(params, n) for n in names},
-                     apply=lambda name, value: setattr(params, name, value),
-                     notify=state.notify, current=lambda name: getattr(params, name))
-    form.follow(params)   # a value set by a scenario or a link shows in its widget too
-    return form
+    return SettingsForm(params, public_parameters(params), notify=state.notify)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,16 @@ the chosen data generator's parameters as ``d.<name>`` and each page's as ``<slu
 :func:`to_query` writes them all; :func:`from_query` reads them back, each value judged by
 the declaration it names (refused with a message, never evaluated, never kept).
 
+This module and ``bind_url`` (:mod:`explorer.app.serving`: read the query once, write the
+address bar on every ``query_changed``) are the link's one layer over Panel's
+``pn.state.location``, instead of ``pn.state.location.sync``: ``sync`` ties one parameter of
+one object to one query key, applies the query with param's own deserialisation in a single
+update (a failure is reported as one dict of values, not per key) and merges into the address
+(a refused or unknown key stays in it). The link needs dotted keys of pages not built yet
+(kept for the page to come), the generator's values held in one dict (``d.<name>``), a
+scenario applied before the link's other values, one message per refused key and an address
+rewritten whole.
+
 Functions of a session's :class:`~explorer.app.state.ExplorerState`, through its public
 face only (its parameters, ``current_params``, ``page_settings``, ``page_value``,
 ``set_page_values``, ``apply_preset``, ``notify``); the state imports this module, never the

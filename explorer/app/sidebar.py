@@ -1,24 +1,27 @@
 """The sidebar: page choice, scenario, data set and its parameters, seeds, CSV upload.
 
-Every widget is derived from a ``param`` declaration (:class:`~explorer.app.widgets.ParamForm`)
-and bound to the session's :class:`~explorer.app.state.ExplorerState`; the sidebar never
-builds data itself.
+Every widget is made by ``from_param`` from a ``param`` declaration and linked by Panel both
+ways to what it shows (:mod:`explorer.app.widgets`): the page and data-set choices and the
+state's own settings to the session's :class:`~explorer.app.state.ExplorerState`, the
+generator's parameters to an instance of the chosen catalog entry's declaration
+(:class:`DataParamsForm`); the sidebar never builds data itself.
 """
 
 from __future__ import annotations
 
 import panel as pn
+import param
 
 from explorer.app.class_link import class_sidebar
 from explorer.app.components import CsvUpload
 from explorer.app.scenarios import ScenarioChooser
 from explorer.app.state import UPLOAD_LIMIT_BYTES, UPLOADED
-from explorer.app.widgets import ParamForm
+from explorer.app.widgets import SettingsForm
 from explorer.data.catalog import CATALOG
 from explorer.parameters import public_parameters
 from explorer.viz.live import escape
 
-__all__ = ["CSV_NOTE", "DataParamsForm", "make_sidebar"]
+__all__ = ["CSV_NOTE", "DataParamsForm", "make_sidebar", "state_form"]
 
 CSV_NOTE = (
     "**Your own data (CSV).** One row per example: numeric feature columns, a `task` "
@@ -27,61 +30,70 @@ CSV_NOTE = (
 
 
 class DataParamsForm(pn.viewable.Viewer):
-    """The chosen catalog entry's parameters as widgets (from its ``param`` declaration),
-    rebuilt when the data set changes; every value typed is validated by the declaration."""
+    """The chosen catalog entry's parameters as widgets, rebuilt when the data set changes.
+
+    The state holds the generator's values in one dict (``data_params``: a link, a scenario,
+    a refused build put back, all set it whole), so the form keeps one small documented layer:
+    an instance of the entry's declaration (``values``) that the widgets are linked to both
+    ways by ``from_param``; a change of the instance sets ``state.data_params``, a change of
+    ``data_params`` updates the instance (and so the widgets). A text the declaration refuses
+    is reported by the field itself (:class:`~explorer.app.widgets.Field`).
+    """
 
     def __init__(self, state, **params):
         super().__init__(**params)
         self._state = state
-        self._form = None
+        self._form: SettingsForm | None = None
+        self.values: param.Parameterized | None = None
+        self._following = False
         self._layout = pn.Column(sizing_mode="stretch_width", margin=0)
         state.param.watch(self._rebuild, "dataset_name")
-        state.param.watch(self._sync_values, "data_params")
+        state.param.watch(self._follow_state, "data_params")
         self._rebuild()
 
     def __panel__(self):
         return self._layout
 
+    @property
+    def widgets(self) -> dict:
+        """The generator parameters' widgets by name (none for an uploaded file)."""
+        return {} if self._form is None else self._form.widgets
+
     def _rebuild(self, *events) -> None:
         entry = self._state.entry
         if entry is None:
-            self._form = None
+            self._form = self.values = None
             self._layout[:] = [pn.pane.Markdown(
                 f"Uploaded file: **{escape(self._state.uploaded_name)}**")]
             return
-        values = self._state.current_params()
-        self._form = ParamForm(entry.params, public_parameters(entry.params), values,
-                               apply=self._state.set_data_param, notify=self._state.notify,
-                               current=lambda name: self._state.current_params()[name])
+        names = public_parameters(entry.params)
+        self.values = entry.params(**self._state.current_params())
+        self.values.param.watch(self._to_state, names)
+        self._form = SettingsForm(self.values, names, notify=self._state.notify)
         self._layout[:] = [self._form]
 
-    def _sync_values(self, *events) -> None:
-        if self._form is not None:
-            for name, value in self._state.current_params().items():
-                self._form.show(name, value)
+    def _to_state(self, *events) -> None:
+        """A widget moved: the state's dict follows (one rebuild for values set together)."""
+        if not self._following:
+            self._state.data_params = {**self._state.current_params(),
+                                       **{event.name: event.new for event in events}}
+
+    def _follow_state(self, *events) -> None:
+        """``data_params`` changed: the instance (and its widgets) show the values in force."""
+        entry = self._state.entry
+        if entry is None or type(self.values) is not entry.params:
+            return self._rebuild()
+        self._following = True
+        try:
+            self.values.param.update(**self._state.current_params())
+        finally:
+            self._following = False
 
 
-def state_form(state, names) -> ParamForm:
-    """Widgets for the state's own parameters (seeds, train fraction), validated the same way."""
-    form = ParamForm(state, names, {n: getattr(state, n) for n in names},
-                     apply=lambda name, value: setattr(state, name, value), notify=state.notify,
-                     current=lambda name: getattr(state, name))
-    form.follow(state)
-    return form
-
-
-def two_way(widget, state, name: str) -> None:
-    """Keep ``widget.value`` and ``state.<name>`` equal (either side may change)."""
-    def to_state(event) -> None:
-        if getattr(state, name) != event.new:
-            setattr(state, name, event.new)
-
-    def to_widget(event) -> None:
-        if widget.value != event.new:
-            widget.value = event.new
-
-    widget.param.watch(to_state, "value")
-    state.param.watch(to_widget, name)
+def state_form(state, names) -> SettingsForm:
+    """Widgets for the state's own parameters (seeds, train fraction, hide the truth), linked
+    to the state both ways by ``from_param``."""
+    return SettingsForm(state, names, notify=state.notify)
 
 
 def _description(state) -> str:
@@ -95,12 +107,11 @@ def _summary(state) -> str:
 
 def make_sidebar(state, pages) -> list:
     """The sidebar's items over ``state``; ``pages`` maps slug -> page (title, in order)."""
-    page_choice = pn.widgets.RadioButtonGroup(
-        label="Page", options={page.title: slug for slug, page in pages.items()},
-        value=state.page, orientation="vertical", color="primary",
-        variant="outline", sizing_mode="stretch_width",
+    page_choice = pn.widgets.RadioButtonGroup.from_param(
+        state.param.page, label="Page",
+        options={page.title: slug for slug, page in pages.items()},
+        orientation="vertical", color="primary", variant="outline", sizing_mode="stretch_width",
         stylesheets=[".bk-btn { font-size: 16px; padding: 6px 10px; }"])
-    two_way(page_choice, state, "page")
 
     def dataset_options() -> dict:
         options = {entry.label: name for name, entry in CATALOG.items()}
@@ -112,15 +123,14 @@ def make_sidebar(state, pages) -> list:
     scenario_choice = ScenarioChooser(
         state, pages={slug: page.title for slug, page in pages.items()})
 
-    dataset_choice = pn.widgets.Select(label="Dataset", options=dataset_options(),
-                                       value=state.dataset_name, sizing_mode="stretch_width")
+    dataset_choice = pn.widgets.Select.from_param(
+        state.param.dataset_name, options=dataset_options(), sizing_mode="stretch_width")
 
-    def on_objects(*events):
+    def on_objects(*events):   # an upload joins the choices, under its file's name
         dataset_choice.options = dataset_options()
-        dataset_choice.value = state.dataset_name
 
-    state.param.watch(on_objects, "dataset_name")
-    two_way(dataset_choice, state, "dataset_name")
+    for what in ("objects", "value"):
+        state.param.watch(on_objects, "dataset_name", what=what)
     description = pn.pane.Markdown(_description(state), sizing_mode="stretch_width",
                                    styles={"font-size": "0.95em", "color": "#444"})
     state.param.watch(lambda *e: setattr(description, "object", _description(state)),

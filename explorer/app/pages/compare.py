@@ -66,6 +66,7 @@ class ComparePage(pn.viewable.Viewer):
         self.state = state
         self.methods = tuple(methods)
         self.settings = settings()
+        # the switches and hyper-parameters: from_param widgets of self.settings (both ways)
         self.form = settings_form(state, "compare", self.settings)
         self.settings.param.watch(lambda *_: self._show_relevant_controls(), [*self.form.widgets])
         self.run_button = pn.widgets.Button(label="▶ Run comparison", color="primary",
