@@ -4,16 +4,22 @@ param classes and CompareSettings derive their types, bounds and choices from it
 
 * every page / Compare parameter is derived or is one of the page's own (listed here with
   the reason), and a derived one stays inside every estimator parameter it feeds;
-* what the pages' and Compare's factories actually build is what the declarations say they
-  feed (so the derivation cannot drift from the wiring);
-* no module under explorer/app or explorer/compare spells out a choice list an estimator
-  declares, and ``from_constraint`` refuses a bound equal to the estimator's own.
+* the factories build from the declarations (:func:`~explorer.models.constraints.
+  estimator_from`); what they build is what the declarations say they feed, the pages' own
+  transforms included (a fraction of lambda_max, Trees' method, MTBoost's step);
+* no page or Compare entry restates an estimator's default (a default is declared once, in
+  the estimator's signature), no module under explorer/app or explorer/compare spells out a
+  choice list an estimator declares, and ``from_constraint`` refuses a bound equal to the
+  estimator's own.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import importlib
 import inspect
+import types
 from pathlib import Path
 
 import param
@@ -31,6 +37,7 @@ from explorer.models.constraints import Interval, Options, accepts, derived_from
 from explorer.parameters import public_parameters
 
 SETTINGS = {page.slug: page.params for page in PAGES if page.params is not None}
+PAGES_DIR = Path(explorer.__file__).parent / "app" / "pages"
 MODEL_PAGES = [page for page in PAGES if isinstance(page, ModelPage)]
 
 #: The parameters that are the page's own, not an estimator's, and why.
@@ -151,34 +158,81 @@ def _data(kind):
                               n_samples_per_task=20, random_state=0)
 
 
-@pytest.mark.parametrize("page", MODEL_PAGES, ids=lambda p: p.slug)
-def test_a_page_builds_what_its_settings_declare_they_feed(page):
-    seen = {name: set() for name in public_parameters(page.params)}
-    for kind in page.kinds:
-        data = _data(kind)
-        factories = [page.make, *page.baselines.values()]
+def _page_build(page, data, settings) -> list:
+    return [make(settings, 0, data) for make in (page.make, *page.baselines.values())]
 
-        def build(settings, data=data, factories=factories):
-            return [make(settings, 0, data) for make in factories]
 
-        for settings in _contexts(page.params):
+def _builders(page) -> list:
+    """(settings class, build(settings) -> estimators) of a model page, on each data kind it
+    takes, or of Compare (its switches choose methods and feed no estimator)."""
+    if page == "compare":
+        return [(CompareSettings, lambda settings: [m.make(settings) for m in METHODS])]
+    return [(page.params, functools.partial(_page_build, page, _data(kind)))
+            for kind in page.kinds]
+
+
+@pytest.mark.parametrize("page", [*MODEL_PAGES, "compare"],
+                         ids=lambda p: getattr(p, "slug", p))
+def test_the_factories_build_what_the_settings_declare_they_feed(page):
+    owner = page.params if page != "compare" else CompareSettings
+    seen = {name: set() for name in public_parameters(owner)
+            if not (page == "compare" and isinstance(owner.param[name], param.Boolean))}
+    for owner, build in _builders(page):
+        for settings in _contexts(owner):
             for name in seen:
                 seen[name] |= _fed(build, settings, name)
     for name, fed in seen.items():
-        declared = set(derived_from(page.params.param[name]))
-        assert fed == declared, f"{page.slug}.{name} feeds {fed}, declares {declared}"
+        declared = set(derived_from(owner.param[name]))
+        assert fed == declared, f"{getattr(page, 'slug', page)}.{name} feeds {fed}, declares " \
+                                f"{declared}"
 
 
-def test_compare_builds_what_its_settings_declare_they_feed():
-    def build(settings):
-        return [m.make(settings) for m in METHODS]
+def _restated_defaults(path: Path, module) -> list[str]:
+    """``from_constraint(C, "p", default=v)``, ``C(p=v)``, ``estimator_from(s, C, p=v)`` and
+    ``make_from(C, p=v)`` calls of ``module`` (source ``path``) whose literal ``v`` is the
+    estimator's own default for ``p``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
+        call = node.func.id
+        where = {"from_constraint": 0, "estimator_from": 1, "make_from": 0}.get(call)
+        target = node.args[where] if where is not None and len(node.args) > where else node.func
+        cls = getattr(module, target.id, None) if isinstance(target, ast.Name) else None
+        if not inspect.isclass(cls) or not issubclass(cls, BaseEstimator):
+            continue
+        signature = inspect.signature(cls).parameters
+        for keyword in node.keywords:
+            key = keyword.arg
+            if call == "from_constraint":   # its default= is the page's for parameter args[1]
+                key = node.args[1].value if keyword.arg == "default" else None
+            if key not in signature:
+                continue
+            try:
+                value = ast.literal_eval(keyword.value)
+            except ValueError:
+                continue
+            default = signature[key].default
+            if isinstance(value, bool) == isinstance(default, bool) and value == default:
+                found.append(f"{path.name}:{node.lineno} {cls.__name__}.{key} = {value!r}")
+    return found
 
-    settings = CompareSettings()
-    for name in public_parameters(CompareSettings):
-        if isinstance(CompareSettings.param[name], param.Boolean):
-            continue   # the switches choose methods; they feed no estimator
-        declared = set(derived_from(CompareSettings.param[name]))
-        assert _fed(build, settings, name) == declared, name
+
+def test_no_page_or_compare_entry_restates_an_estimators_default(tmp_path):
+    import explorer.compare.methods
+
+    modules = [importlib.import_module(f"explorer.app.pages.{path.stem}")
+               for path in sorted(PAGES_DIR.glob("*.py")) if path.stem != "__init__"]
+    found = [line for module in [*modules, explorer.compare.methods]
+             for line in _restated_defaults(Path(module.__file__), module)]
+    assert not found, found
+    # the scan bites
+    fake = types.SimpleNamespace(RegularizedMTL=RegularizedMTL)
+    source = tmp_path / "page.py"
+    source.write_text('x = from_constraint(RegularizedMTL, "lambda_deviation", default=0.1)\n'
+                      'y = RegularizedMTL(max_iter=500, tol=1e-3)\n')
+    assert [line.split(" ", 1)[1] for line in _restated_defaults(source, fake)] == [
+        "RegularizedMTL.lambda_deviation = 0.1", "RegularizedMTL.max_iter = 500"]
 
 
 def _declared_option_sets() -> list[set]:

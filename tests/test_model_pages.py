@@ -53,7 +53,7 @@ def panel_of(page, name: str):
 def test_every_model_page_is_a_declaration_of_well_under_150_lines():
     assert set(MODEL_PAGES) == set(DATA_FOR)
     for page in MODEL_PAGES.values():
-        source = Path(inspect.getsourcefile(page.make)).read_text().splitlines()
+        source = Path(inspect.getsourcefile(page.params)).read_text().splitlines()
         code = [line for line in source if line.strip() and not line.strip().startswith("#")]
         assert len(code) < 150, (page.slug, len(code))
         text = "\n".join(source)

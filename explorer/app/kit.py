@@ -53,18 +53,30 @@ from explorer.app.page_summary import PageNote, PageSummary
 from explorer.app.sweep_panel import SweepPanel
 from explorer.app.widgets import SettingsForm
 from explorer.app.work import WorkService, in_notebook_kernel, locked
+from explorer.models.constraints import estimator_from
 from explorer.parameters import public_parameters
 from explorer.viz.live import LiveView
 
 # figure_pane: a page's panels make their figures' panes with it (themed when made late)
 __all__ = ["FitInputs", "FitResult", "ModelPage", "ModelPageView", "PageHooks", "PagePanel",
-           "figure_pane", "per_task_error", "settings_form"]
+           "figure_pane", "make_from", "per_task_error", "settings_form"]
 
 
 #: Least width of a model page's right-hand column (px): the story's pair of figures. Beside
 #: the 300 px settings it fits a 1366 px window with the sidebar open; in a narrower one the
 #: column goes under the settings.
 STORY_MIN_WIDTH = 620
+
+
+def make_from(estimator: type, **transforms) -> Callable[..., Any]:
+    """A page's ``make`` (or a baseline's) derived from its declaration: ``make(params,
+    random_state, data)`` is :func:`~explorer.models.constraints.estimator_from` ``(params,
+    estimator, random_state=random_state, **transforms)``: the page's settings feed the
+    parameters they declare, the init seed is ``random_state``, ``transforms`` are fixed."""
+    def make(params, random_state, data):
+        return estimator_from(params, estimator, random_state=random_state, **transforms)
+
+    return make
 
 
 def settings_form(state, slug: str, params: param.Parameterized) -> SettingsForm:

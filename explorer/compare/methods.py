@@ -13,7 +13,7 @@ MTDecisionTree(max_depth=3)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import param
@@ -35,73 +35,17 @@ from ..models import (
     RobustMTFL,
     SingleTaskTree,
 )
-from ..models.constraints import from_constraint
+from ..models.constraints import derived_from, estimator_from, from_constraint
+from ..parameters import public_parameters
 
 __all__ = ["METHODS", "CompareSettings", "Method", "chosen_estimators", "methods_for",
            "settings_shown", "with_methods"]
 
 
-class CompareSettings(param.Parameterized):
-    """What to compare: one switch per method (``Method.key``), the number of trials and the
-    key hyper-parameters the methods share (URL keys ``compare.<name>``). A method of the
-    other data kind is ignored; with no method of the data's kind chosen, that kind's
-    defaults are used."""
-
-    # classification
-    single_logistic = param.Boolean(True, label="Single-task logistic regression",
-                                    doc="One logistic regression per task (the baseline).")
-    regularized = param.Boolean(True, label="Regularized MTL (shared + own part)",
-                                doc="Evgeniou & Pontil: w_t = w_0 + v_t.")
-    single_tree = param.Boolean(False, label="Single-task tree",
-                                doc="One C4.5-like tree per task (the trees' baseline).")
-    mt_dt = param.Boolean(True, label="MT-DT (multi-task tree)",
-                          doc="One tree for all tasks, splits by the IG_M criterion.")
-    mt_adaboost = param.Boolean(False, label="MT-AdaBoost",
-                                doc="AdaBoost over multi-task trees (Faddoul et al. 2012).")
-    mtboost = param.Boolean(False, label="MTBoost",
-                            doc="Boosting with a learned task covariance (Zhang & Yeung).")
-    knn = param.Boolean(False, label="KNN per task", doc="Kernel-weighted KNN, one per task.")
-    mt_knn = param.Boolean(True, label="MT-KNN",
-                           doc="KNN over all tasks' neighbours, task-pair weights learned.")
-    tltf = param.Boolean(False, label="TL-TF (needs task features)",
-                         doc="Mixture of experts gated by task features (Yan & Zhang).")
-    # regression
-    ridge = param.Boolean(True, label="Ridge per task", doc="Single-task ridge regression.")
-    l21 = param.Boolean(True, label="L2,1 MTFL (shared features)",
-                        doc="Group lasso on the rows of W: features all tasks share.")
-    rmtfl = param.Boolean(True, label="rMTFL (robust MTFL)",
-                          doc="W = P + Q: shared features and outlier tasks.")
-    kr = param.Boolean(False, label="Kernel regression per task",
-                       doc="Kernel-weighted neighbours, one per task.")
-    mt_kr = param.Boolean(False, label="MT-KR", doc="Multi-task kernel regression.")
-    n_trials = param.Integer(10, bounds=(1, 50), label="Trials (random splits)",
-                             doc="How many random train/test splits every method is fitted on.")
-    # hyper-parameters: the estimators' declarations, narrowed to a teaching range
-    lambda_deviation = from_constraint(RegularizedMTL, "lambda_deviation", default=0.1,
-                                       bounds=(1e-3, 10.0), label="Regularized MTL: lambda",
-                                       doc="lambda_deviation: how far tasks may leave w_0.")
-    max_depth = from_constraint(MTDecisionTree, "max_depth",
-                                also=[(SingleTaskTree, "max_depth")], default=6,
-                                bounds=(None, 20), label="Trees: max depth",
-                                doc="Depth limit of every tree (and of the boosted ones).")
-    n_rounds = from_constraint(MTBoost, "n_rounds", also=[(MTAdaBoost, "n_estimators")],
-                               default=30, bounds=(2, 200), label="Boosting rounds",
-                               doc="Rounds of MT-AdaBoost and MTBoost.")
-    n_neighbors = from_constraint(MTKNN, "n_neighbors",
-                                  also=[(MTKR, "n_neighbors"), (KNNPerTask, "n_neighbors"),
-                                        (KernelRegressionPerTask, "n_neighbors")],
-                                  bounds=(None, 50), label="Neighbours k",
-                                  doc="Neighbours of the KNN and kernel-regression methods.")
-    n_clusters = from_constraint(TLTF, "n_clusters", default=3, bounds=(None, 10),
-                                 label="TL-TF: experts",
-                                 doc="Number of experts (task clusters) of TL-TF.")
-
-    log_scale = ("lambda_deviation",)
-
-
 @dataclass(frozen=True)
 class Method:
-    """One offered method.
+    """One offered method, declared once: its switch in :class:`CompareSettings` is made
+    from it (``key``, ``label``, ``doc``, on or off by ``on``).
 
     Attributes
     ----------
@@ -111,50 +55,122 @@ class Method:
         Its name in tables and figures.
     kind : str
         "classification" or "regression".
-    make : callable (settings) -> estimator
-    hyper : tuple of str
-        The settings it reads (the page shows them only when the method is chosen).
+    make : callable (settings) -> estimator, or an estimator class
+        A class is built from the settings that declare they feed it
+        (:func:`~explorer.models.constraints.estimator_from`); those are its ``hyper``.
+    hyper : tuple of str, optional
+        The settings it reads (the page shows them only when the method is chosen); by
+        default those that feed ``make``'s class.
     task_features : bool
         Needs the data's task features.
+    label, doc, on : the switch's label (default: ``name``), tooltip and default.
     """
 
     key: str
     name: str
     kind: str
     make: Callable[[Any], Any]
-    hyper: tuple[str, ...] = ()
+    hyper: tuple[str, ...] | None = None
     task_features: bool = False
+    label: str = ""
+    doc: str = ""
+    on: bool = False
+    estimator: type | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self):
+        if isinstance(self.make, type):   # built from the settings, as they declare
+            estimator = self.make
+            object.__setattr__(self, "estimator", estimator)
+            object.__setattr__(self, "make", lambda settings: estimator_from(settings, estimator))
+
+    def reads(self, settings: type[param.Parameterized]) -> tuple[str, ...]:
+        """The names of the ``settings`` it reads (see ``hyper``)."""
+        if self.hyper is not None or self.estimator is None:
+            return self.hyper or ()
+        return tuple(name for name in public_parameters(settings)
+                     if any(owner is self.estimator
+                            for owner, _ in derived_from(settings.param[name])))
+
+    def switch(self) -> param.Boolean:
+        """Its switch in the settings."""
+        return param.Boolean(self.on, label=self.label or self.name, doc=self.doc)
 
 
 C, R = "classification", "regression"
 
 METHODS: tuple[Method, ...] = (
     Method("single_logistic", "single-task logistic", C,
-           lambda s: PerTaskEstimator(estimator=LogisticRegression(max_iter=1000))),
-    Method("regularized", "Regularized MTL", C,
-           lambda s: RegularizedMTL(lambda_deviation=s.lambda_deviation),
-           ("lambda_deviation",)),
-    Method("single_tree", "single-task tree", C,
-           lambda s: SingleTaskTree(max_depth=s.max_depth), ("max_depth",)),
-    Method("mt_dt", "MT-DT (IG_M)", C,
-           lambda s: MTDecisionTree(max_depth=s.max_depth), ("max_depth",)),
+           lambda s: PerTaskEstimator(estimator=LogisticRegression(max_iter=1000)),
+           label="Single-task logistic regression", on=True,
+           doc="One logistic regression per task (the baseline)."),
+    Method("regularized", "Regularized MTL", C, RegularizedMTL, on=True,
+           label="Regularized MTL (shared + own part)",
+           doc="Evgeniou & Pontil: w_t = w_0 + v_t."),
+    Method("single_tree", "single-task tree", C, SingleTaskTree, label="Single-task tree",
+           doc="One C4.5-like tree per task (the trees' baseline)."),
+    Method("mt_dt", "MT-DT (IG_M)", C, MTDecisionTree, on=True,
+           label="MT-DT (multi-task tree)",
+           doc="One tree for all tasks, splits by the IG_M criterion."),
     Method("mt_adaboost", "MT-AdaBoost", C,
-           lambda s: MTAdaBoost(base=MTDecisionTree(max_depth=s.max_depth),
-                                n_estimators=s.n_rounds), ("max_depth", "n_rounds")),
-    Method("mtboost", "MTBoost", C, lambda s: MTBoost(n_rounds=s.n_rounds), ("n_rounds",)),
-    Method("knn", "KNN per task", C, lambda s: KNNPerTask(n_neighbors=s.n_neighbors),
-           ("n_neighbors",)),
-    Method("mt_knn", "MT-KNN", C, lambda s: MTKNN(n_neighbors=s.n_neighbors),
-           ("n_neighbors",)),
-    Method("tltf", "TL-TF", C, lambda s: TLTF(n_clusters=s.n_clusters), ("n_clusters",),
-           task_features=True),
-    Method("ridge", "ridge per task", R, lambda s: MultiTaskRidge()),
-    Method("l21", "L2,1 MTFL", R, lambda s: L21MTFL()),
-    Method("rmtfl", "rMTFL", R, lambda s: RobustMTFL()),
-    Method("kr", "kernel regression per task", R,
-           lambda s: KernelRegressionPerTask(n_neighbors=s.n_neighbors), ("n_neighbors",)),
-    Method("mt_kr", "MT-KR", R, lambda s: MTKR(n_neighbors=s.n_neighbors), ("n_neighbors",)),
+           lambda s: estimator_from(s, MTAdaBoost, base=estimator_from(s, MTDecisionTree)),
+           ("max_depth", "n_rounds"), label="MT-AdaBoost",
+           doc="AdaBoost over multi-task trees (Faddoul et al. 2012)."),
+    Method("mtboost", "MTBoost", C, MTBoost, label="MTBoost",
+           doc="Boosting with a learned task covariance (Zhang & Yeung)."),
+    Method("knn", "KNN per task", C, KNNPerTask, label="KNN per task",
+           doc="Kernel-weighted KNN, one per task."),
+    Method("mt_knn", "MT-KNN", C, MTKNN, on=True, label="MT-KNN",
+           doc="KNN over all tasks' neighbours, task-pair weights learned."),
+    Method("tltf", "TL-TF", C, TLTF, task_features=True, label="TL-TF (needs task features)",
+           doc="Mixture of experts gated by task features (Yan & Zhang)."),
+    Method("ridge", "ridge per task", R, MultiTaskRidge, on=True, label="Ridge per task",
+           doc="Single-task ridge regression."),
+    Method("l21", "L2,1 MTFL", R, L21MTFL, on=True, label="L2,1 MTFL (shared features)",
+           doc="Group lasso on the rows of W: features all tasks share."),
+    Method("rmtfl", "rMTFL", R, RobustMTFL, on=True, label="rMTFL (robust MTFL)",
+           doc="W = P + Q: shared features and outlier tasks."),
+    Method("kr", "kernel regression per task", R, KernelRegressionPerTask,
+           label="Kernel regression per task", doc="Kernel-weighted neighbours, one per task."),
+    Method("mt_kr", "MT-KR", R, MTKR, label="MT-KR", doc="Multi-task kernel regression."),
 )
+
+#: What the methods share: the number of trials and the key hyper-parameters, the
+#: estimators' declarations narrowed to a teaching range.
+_SHARED = {
+    "n_trials": param.Integer(10, bounds=(1, 50), label="Trials (random splits)",
+                              doc="How many random train/test splits every method is fitted "
+                                  "on."),
+    "lambda_deviation": from_constraint(RegularizedMTL, "lambda_deviation",
+                                        bounds=(1e-3, 10.0), label="Regularized MTL: lambda",
+                                        doc="lambda_deviation: how far tasks may leave w_0."),
+    "max_depth": from_constraint(MTDecisionTree, "max_depth",
+                                 also=[(SingleTaskTree, "max_depth")], default=6,
+                                 bounds=(None, 20), label="Trees: max depth",
+                                 doc="Depth limit of every tree (and of the boosted ones)."),
+    "n_rounds": from_constraint(MTBoost, "n_rounds", also=[(MTAdaBoost, "n_estimators")],
+                                default=30, bounds=(2, 200), label="Boosting rounds",
+                                doc="Rounds of MT-AdaBoost and MTBoost."),
+    "n_neighbors": from_constraint(MTKNN, "n_neighbors",
+                                   also=[(MTKR, "n_neighbors"), (KNNPerTask, "n_neighbors"),
+                                         (KernelRegressionPerTask, "n_neighbors")],
+                                   bounds=(None, 50), label="Neighbours k",
+                                   doc="Neighbours of the KNN and kernel-regression methods."),
+    "n_clusters": from_constraint(TLTF, "n_clusters", bounds=(None, 10), label="TL-TF: experts",
+                                  doc="Number of experts (task clusters) of TL-TF."),
+}
+
+#: What to compare: one switch per method (made from :data:`METHODS`), the number of trials
+#: and the key hyper-parameters the methods share (URL keys ``compare.<name>``).
+CompareSettings: type[param.Parameterized] = type("CompareSettings", (param.Parameterized,), {
+    "__doc__": """What to compare: one switch per method (``Method.key``, made from
+    :data:`METHODS`), the number of trials and the key hyper-parameters the methods share
+    (URL keys ``compare.<name>``). A method of the other data kind is ignored; with no method
+    of the data's kind chosen, that kind's defaults are used.""",
+    "__module__": __name__,
+    **{method.key: method.switch() for method in METHODS},
+    **_SHARED,
+    "log_scale": ("lambda_deviation",),
+})
 
 
 def with_methods(extra: Sequence[Method]) -> tuple[type[CompareSettings], tuple[Method, ...]]:
@@ -196,7 +212,7 @@ def settings_shown(settings: CompareSettings, kind: str | None, *,
     """
     offered = ([] if kind is None else
                methods_for(kind, task_features=task_features, methods=methods))
-    used = {h for m in offered if getattr(settings, m.key) for h in m.hyper}
+    used = {h for m in offered if getattr(settings, m.key) for h in m.reads(type(settings))}
     return {"n_trials", *(m.key for m in offered), *used}
 
 

@@ -52,7 +52,8 @@ from explorer.parameters import describe_range
 
 __all__ = ["BOOLEAN", "COUNT", "NON_NEGATIVE", "POSITIVE", "RANDOM_STATE", "InstanceOf",
            "Integral", "Interval", "Options", "Real", "accepts", "derived_from",
-           "describe_constraints", "describe_value", "from_constraint", "validate_parameters"]
+           "describe_constraints", "describe_value", "estimator_from", "from_constraint",
+           "validate_parameters"]
 
 #: The constraint of a ``True``/``False`` parameter.
 BOOLEAN = "boolean"
@@ -311,3 +312,37 @@ def from_constraint(estimator: type, name: str, *, also: tuple = (), default: An
         limits = tuple(None if b is None else float(b) for b in limits)
     return kind(default, bounds=limits, inclusive_bounds=inclusive, metadata=metadata,
                 **display)
+
+
+def estimator_from(settings, estimator: type, /, random_state: Any = None, **transforms):
+    """``estimator(...)`` built from a page's (or Compare's) ``settings``, as they declare.
+
+    Each setting a :func:`from_constraint` declaration says feeds a parameter of
+    ``estimator`` (:func:`derived_from`: the class itself, not a relative) gives it its
+    value; a setting derived from no estimator gives its value to the parameter of its own
+    name, when ``estimator`` has one. ``random_state`` (the init seed) is passed when given;
+    ``transforms`` (parameter -> value) come last and win: what the settings do not say as
+    they are (a fraction of ``lambda_max``, a page's choice of model, a base estimator). The
+    rest keep the estimator's defaults, written nowhere else.
+
+    >>> import param
+    >>> from explorer.models import MTDecisionTree
+    >>> class Settings(param.Parameterized):
+    ...     depth = from_constraint(MTDecisionTree, "max_depth", default=4)
+    ...     criterion = from_constraint(MTDecisionTree, "criterion")
+    >>> estimator_from(Settings(), MTDecisionTree, random_state=0)
+    MTDecisionTree(max_depth=4, random_state=0)
+    >>> estimator_from(Settings(), MTDecisionTree, criterion="ig_j")
+    MTDecisionTree(criterion='ig_j', max_depth=4)
+    """
+    accepted = inspect.signature(estimator).parameters
+    values: dict[str, Any] = {}
+    for name in settings.param:
+        if name == "name":
+            continue
+        fed = derived_from(settings.param[name])
+        keys = [key for owner, key in fed if owner is estimator] if fed else [name]
+        values.update({key: getattr(settings, name) for key in keys if key in accepted})
+    if random_state is not None:
+        values["random_state"] = random_state
+    return estimator(**{**values, **transforms})

@@ -15,7 +15,7 @@ import param
 
 from explorer.app.kit import ModelPage, PageHooks
 from explorer.models import AnyBoost, MTBoost
-from explorer.models.constraints import from_constraint
+from explorer.models.constraints import estimator_from, from_constraint
 from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtboost import LossBoundsView, SupertaskView, TaskMatrixView
 
@@ -41,13 +41,13 @@ class MTBoostParams(param.Parameterized):
 
     log_scale = ("lam",)
 
-    variant = from_constraint(MTBoost, "variant", default="corrected", label="Variant",
+    variant = from_constraint(MTBoost, "variant", label="Variant",
                               doc="paper: Eq. 10 and 12 as printed; corrected: smoothed Omega, "
                                   "guarded step.")
-    step = from_constraint(MTBoost, "step", also=[(AnyBoost, "step")], default="armijo",
+    step = from_constraint(MTBoost, "step", also=[(AnyBoost, "step")],
                            label="Step (corrected variant)",
                            doc="armijo: backtracking; mm: majorise-minimise; plain: Eq. 12.")
-    lam = from_constraint(MTBoost, "lam", also=[(AnyBoost, "lam")], default=0.1,
+    lam = from_constraint(MTBoost, "lam", also=[(AnyBoost, "lam")],
                           bounds=(1e-4, 10.0), label="lambda (per mean loss)",
                           doc="Weight of tr(W Omega^-1 W^T)/2; the paper's lambda is n_i times "
                               "it.")
@@ -57,9 +57,9 @@ class MTBoostParams(param.Parameterized):
                               label="Inner steps",
                               doc="Alternations Q_1 of f, Omega and w in each round.")
     base_learner = from_constraint(MTBoost, "base_learner", also=[(AnyBoost, "base_learner")],
-                                   default="ls_svm", label="Base learner",
+                                   label="Base learner",
                                    doc="Weighted linear LS-SVM, stump or depth-3 tree.")
-    smoothing = from_constraint(MTBoost, "smoothing", default=0.1, bounds=(None, 1.0),
+    smoothing = from_constraint(MTBoost, "smoothing", bounds=(None, 1.0),
                                 label="Smoothing of Omega",
                                 doc="delta of the corrected update: eps = delta tr(W^T W) / m.")
 
@@ -69,14 +69,11 @@ def _step(params) -> str:
 
 
 def make_model(params, random_state, data):
-    return MTBoost(base_learner=params.base_learner, lam=params.lam, n_rounds=params.n_rounds,
-                   n_inner=params.n_inner, variant=params.variant, step=_step(params),
-                   smoothing=params.smoothing, random_state=random_state)
+    return estimator_from(params, MTBoost, random_state=random_state, step=_step(params))
 
 
 def make_anyboost(params, random_state, data):
-    return AnyBoost(base_learner=params.base_learner, lam=params.lam,
-                    n_rounds=params.n_rounds, step=_step(params), random_state=random_state)
+    return estimator_from(params, AnyBoost, random_state=random_state, step=_step(params))
 
 
 def make_fixed(params, random_state, data):

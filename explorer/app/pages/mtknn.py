@@ -15,7 +15,7 @@ import param
 
 from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane
 from explorer.models import MTKNN, MTKR, KernelRegressionPerTask, KNNPerTask
-from explorer.models.constraints import from_constraint
+from explorer.models.constraints import estimator_from, from_constraint
 from explorer.solvers.task_weights import MAX_EXACT_TASKS
 from explorer.viz.live import EstimateTruthView
 from explorer.viz.mtknn import NeighbourInspector
@@ -69,19 +69,16 @@ class NeighbourhoodParams(param.Parameterized):
 
 def make_model(params, random_state, data):
     # above the dense solver's limit the matrix-free one certifies a relative gap of 1e-4 in
-    # ~40 snapshots on School (1e-6 takes ~200): close enough for W and the errors shown
+    # ~40 snapshots on School (1e-6, the default, takes ~200): close enough for W and errors
     many = data is not None and data.n_tasks > MAX_EXACT_TASKS
-    common = dict(n_neighbors=params.k, lambda_asymmetry=params.asymmetry,
-                  lambda_ridge=params.ridge, solver=params.solver,
-                  tol=1e-4 if many else 1e-6, max_iter=20000, random_state=random_state)
-    if data.kind == "classification":
-        return MTKNN(loss=params.loss, **common)
-    return MTKR(**common)
+    model = MTKNN if data.kind == "classification" else MTKR
+    return estimator_from(params, model, random_state=random_state, max_iter=20000,
+                          **({"tol": 1e-4} if many else {}))
 
 
 def make_baseline(params, random_state, data):
     base = KNNPerTask if data.kind == "classification" else KernelRegressionPerTask
-    return base(n_neighbors=params.k, random_state=random_state)
+    return estimator_from(params, base, random_state=random_state)
 
 
 def measure_gap(estimator, fit) -> dict:

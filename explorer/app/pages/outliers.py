@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from explorer.app.kit import ModelPage, PageHooks
+from explorer.app.kit import ModelPage, PageHooks, make_from
 from explorer.compare.metrics import detection_scores, nmse
 from explorer.models import MultiTaskLassoL1, MultiTaskRidge, RobustMTFL
-from explorer.models.constraints import from_constraint
+from explorer.models.constraints import estimator_from, from_constraint
 from explorer.viz.live import EstimateTruthView, SnapshotMatrixView, escape
 from explorer.viz.outliers import OutlierScoresView
 
@@ -58,10 +58,10 @@ class OutliersParams(param.Parameterized):
 def make_model(params, random_state, data):
     """RobustMTFL with penalties ``fraction * lambda_max`` (a cheap closed form)."""
     lambda_max = RobustMTFL().lambda_max(data.X, data.y, data.task)
-    return RobustMTFL(lambda_rows=params.rows * lambda_max["lambda_rows"],
-                      lambda_columns=params.columns * lambda_max["lambda_columns"],
-                      tol=1e-6, max_iter=params.max_iter, warm_start=True,
-                      random_state=random_state)
+    return estimator_from(params, RobustMTFL, random_state=random_state,
+                          lambda_rows=params.rows * lambda_max["lambda_rows"],
+                          lambda_columns=params.columns * lambda_max["lambda_columns"],
+                          tol=1e-6, warm_start=True)
 
 
 def code_terms(params):
@@ -123,8 +123,7 @@ def explain(model, result, data, test) -> str:
 OUTLIERS = ModelPage(
     slug="outliers", title="Outliers & shared features", params=OutliersParams,
     make=make_model, views=views,
-    baselines={"lasso": lambda p, seed, d: MultiTaskLassoL1(random_state=seed),
-               "ridge": lambda p, seed, d: MultiTaskRidge(random_state=seed)},
+    baselines={"lasso": make_from(MultiTaskLassoL1), "ridge": make_from(MultiTaskRidge)},
     kinds=("regression",), min_tasks=1, min_per_task=2, intro=INTRO,
     objective="Objective (Eq. 2)", objective_log=True, warm=True, scenario="outlier_tasks",
     steps_are="solver iterations", hooks=PageHooks(explain=explain, code_terms=code_terms))

@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from explorer.app.kit import ModelPage
 from explorer.models import PerTaskEstimator, RegularizedMTL
-from explorer.models.constraints import from_constraint
+from explorer.models.constraints import estimator_from, from_constraint
 from explorer.viz.live import EstimateTruthView, TruthMatrixView
 
 __all__ = ["SHARED_VS_SEPARATE", "SharedVsSeparateParams"]
@@ -41,10 +41,10 @@ class SharedVsSeparateParams(param.Parameterized):
 
     log_scale = ("coupling", "size")
 
-    coupling = from_constraint(RegularizedMTL, "lambda_deviation", default=0.1,
+    coupling = from_constraint(RegularizedMTL, "lambda_deviation",
                                bounds=(1e-4, 10.0), label="Coupling (pull towards shared)",
                                doc="Penalty on each task's deviation from the shared weights.")
-    size = from_constraint(RegularizedMTL, "lambda_common", default=0.01, bounds=(1e-4, 10.0),
+    size = from_constraint(RegularizedMTL, "lambda_common", bounds=(1e-4, 10.0),
                            label="Size of the shared weights",
                            doc="Penalty on the norm of the shared weight vector.")
     max_iter = from_constraint(RegularizedMTL, "max_iter", default=300, bounds=(10, 5000),
@@ -57,9 +57,7 @@ def _loss(data) -> str:
 
 
 def make_model(params, random_state, data):
-    return RegularizedMTL(loss=_loss(data), lambda_deviation=params.coupling,
-                          lambda_common=params.size, max_iter=params.max_iter,
-                          random_state=random_state)
+    return estimator_from(params, RegularizedMTL, random_state=random_state, loss=_loss(data))
 
 
 def make_separate(params, random_state, data):

@@ -11,7 +11,7 @@ import param
 from sklearn.linear_model import LogisticRegression
 
 from explorer.app.components import flowing_row, set_flex_objects
-from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane
+from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane, make_from
 from explorer.app.work import Cancelled, locked
 from explorer.compare.transfer import figure1_curves, held_out_tasks, zero_shot_table
 from explorer.models import TLTF, PerTaskEstimator
@@ -49,25 +49,19 @@ class TransferParams(param.Parameterized):
 
     log_scale = ("tol",)
 
-    n_clusters = from_constraint(TLTF, "n_clusters", default=3, bounds=(None, 10),
+    n_clusters = from_constraint(TLTF, "n_clusters", bounds=(None, 10),
                                  label="Clusters H",
                                  doc="Number of task clusters (columns of Lambda).")
-    gate = from_constraint(TLTF, "gate", default="task_features", label="Gate",
+    gate = from_constraint(TLTF, "gate", label="Gate",
                            doc="task_features: TL-TF; constant: TL-MC; append: TL-Comb.")
-    covariance = from_constraint(TLTF, "covariance", default="full", label="Psi",
+    covariance = from_constraint(TLTF, "covariance", label="Psi",
                                  doc="Full covariance or tau^2 I.")
-    init = from_constraint(TLTF, "init", default="kmeans", label="Start",
+    init = from_constraint(TLTF, "init", label="Start",
                            doc="kmeans: per-task fits clustered; paper: uniform random.")
-    max_iter = from_constraint(TLTF, "max_iter", default=500, bounds=(5, 5000),
+    max_iter = from_constraint(TLTF, "max_iter", bounds=(5, 5000),
                                label="Max EM iterations")
     tol = from_constraint(TLTF, "tol", default=1e-4, bounds=(1e-8, 1e-2), label="Tolerance",
                           doc="Stop when the bound's relative change falls below this.")
-
-
-def make_model(params, random_state, data):
-    return TLTF(n_clusters=params.n_clusters, gate=params.gate, covariance=params.covariance,
-                init=params.init, max_iter=params.max_iter, tol=params.tol,
-                random_state=random_state)
 
 
 def after(model, fit) -> dict:
@@ -167,12 +161,10 @@ class TransferPanel(PagePanel):
 
 
 TRANSFER = ModelPage(
-    slug="transfer", title="Transfer (TL-TF)", params=TransferParams, make=make_model,
+    slug="transfer", title="Transfer (TL-TF)", params=TransferParams, make=make_from(TLTF),
     views=lambda: [PhiView(), PsiScaleView(width=420, height=300)],
     baselines={"STL": lambda p, seed, d: PerTaskEstimator(estimator=LogisticRegression()),
-               "TL-MC": lambda p, seed, d: TLTF(n_clusters=p.n_clusters, gate="constant",
-                                                covariance=p.covariance, tol=p.tol,
-                                                random_state=seed)},
+               "TL-MC": make_from(TLTF, gate="constant")},   # the same TL-TF, no task features
     kinds=("classification",), min_tasks=2, min_per_task=2, intro=INTRO,
     objective="Variational lower bound (EM: never decreases)",
     scenario="new_task_from_task_features", steps_are="EM iterations",

@@ -18,7 +18,7 @@ import param
 from explorer.app.kit import ModelPage, PageHooks, PagePanel, figure_pane
 from explorer.app.process import warm_up_with
 from explorer.models import MTAdaBoost, MTDecisionTree, SingleTaskAdaBoost, SingleTaskTree
-from explorer.models.constraints import from_constraint
+from explorer.models.constraints import estimator_from, from_constraint
 from explorer.viz.tree import (
     BoostingView,
     GainBarsView,
@@ -55,7 +55,7 @@ class TreesParams(param.Parameterized):
 
     method = param.Selector(default="tree", objects=["tree", "boosting"], label="Method",
                             doc="tree: one MT-DT grown node by node; boosting: MT-Adaboost.")
-    criterion = from_constraint(MTDecisionTree, "criterion", default="ig_m", label="Criterion",
+    criterion = from_constraint(MTDecisionTree, "criterion", label="Criterion",
                                 doc="ig_m: max of task gains; ig_j: pooled labels; ig_u: sum.")
     max_depth = from_constraint(MTDecisionTree, "max_depth",
                                 also=[(SingleTaskTree, "max_depth")], default=4,
@@ -67,24 +67,25 @@ class TreesParams(param.Parameterized):
                              doc="Rounds of MT-Adaboost (method boosting).")
 
 
-def _tree(params, random_state):
-    return MTDecisionTree(criterion=params.criterion, max_depth=params.max_depth,
-                          random_state=random_state)
+def _boosted_tree(params, random_state=None):
+    """The trees MT-Adaboost and AdaBoost.M1 boost: at most 6 deep."""
+    return estimator_from(params, MTDecisionTree, random_state=random_state,
+                          max_depth=min(params.max_depth, 6))
 
 
 def make_model(params, random_state, data):
+    """The page's method: one tree, or MT-Adaboost over trees."""
     if params.method == "tree":
-        return _tree(params, random_state)
-    base = MTDecisionTree(criterion=params.criterion, max_depth=min(params.max_depth, 6),
-                          random_state=random_state)
-    return MTAdaBoost(base=base, n_estimators=params.rounds, random_state=random_state)
+        return estimator_from(params, MTDecisionTree, random_state=random_state)
+    return estimator_from(params, MTAdaBoost, random_state=random_state,
+                          base=_boosted_tree(params, random_state))
 
 
 def make_single_task(params, random_state, data):
     if params.method == "tree":
-        return SingleTaskTree(max_depth=params.max_depth, random_state=random_state)
-    base = MTDecisionTree(criterion=params.criterion, max_depth=min(params.max_depth, 6))
-    return SingleTaskAdaBoost(base=base, n_estimators=params.rounds, random_state=random_state)
+        return estimator_from(params, SingleTaskTree, random_state=random_state)
+    return estimator_from(params, SingleTaskAdaBoost, random_state=random_state,
+                          base=_boosted_tree(params))
 
 
 def views():
