@@ -394,7 +394,7 @@ def test_fast_runs_the_fit_at_full_speed_in_one_click():
     page = MODEL_PAGES["trees"].build(ExplorerState(dataset_name="local_relatedness"))
     assert page.runner._speed.value == MODEL_PAGES["trees"].pace
     assert page.runner.session.state == "idle"
-    page.runner._fast_btn.clicks += 1
+    page.runner.buttons.fast.clicks += 1
     assert page.runner._speed.value == "unthrottled"
     assert page.runner.session.steps_per_second is None
     assert page.runner.session.state in ("running", "done")   # it started: not only the speed

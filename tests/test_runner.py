@@ -13,7 +13,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from explorer.app.fit_session import FitJob, FitSession, SnapshotRecord
-from explorer.app.runner import LiveFitRunner
+from explorer.app.runner import FramePump, LiveFitRunner
 from explorer.models.base import FitDivergedError, Snapshot
 
 
@@ -229,7 +229,7 @@ def test_runner_renders_newest_and_reports_errors():
     assert "done" in runner.status and "step 6" in runner.status
     assert runner._scrub.end == 5 and not runner._scrub.disabled
     runner.scrub_to(1)  # scrub back: renders that snapshot, stops following
-    assert rendered[-1].step == 2 and not runner._following
+    assert rendered[-1].step == 2 and not runner.pump.following
     assert "step 2" in runner.status and "the fit is at step 6" in runner.status
     runner.scrub_to(0)  # the very first recorded snapshot, labelled with its solver step
     assert rendered[-1].step == 1 and "step 1," in runner.status
@@ -298,7 +298,7 @@ def test_stale_slider_values_do_not_pause_a_run():
     assert runner.session.state == "running"
     with param.edit_constant(runner._scrub):  # what the browser sets when the user lets go
         runner._scrub.value_throttled = 1
-    assert runner.session.state == "paused" and not runner._following
+    assert runner.session.state == "paused" and not runner.pump.following
     runner.reset()
 
 
@@ -377,15 +377,15 @@ def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_
     doc = ServedDoc()
     monkeypatch.setattr(runner_module.pn.state, "curdoc", doc)
     monkeypatch.setattr(runner_module, "batched", lambda d: contextlib.nullcontext())
-    runner._callback = object()            # a run being polled
-    runner._frame_sent()                   # a frame went just now ...
+    runner.pump._callback = object()            # a run being polled
+    runner.pump._frame_sent()                   # a frame went just now ...
     runner.pacer.drawn = runner.pacer.frame   # ... and the browser has drawn it already
-    runner._on_drawn()
-    runner._on_drawn()                     # a second early acknowledgement books nothing
+    runner.pump.on_drawn()
+    runner.pump.on_drawn()                     # a second early acknowledgement books nothing
     assert rendered == [] and len(doc.timeouts) == 1
     callback, ms = doc.timeouts[0]
-    assert 1 <= ms <= 1000 / LiveFitRunner.MAX_FPS + 1
-    runner._frame_sent_at -= 1.0           # the booked moment has come
+    assert 1 <= ms <= 1000 / FramePump.MAX_FPS + 1
+    runner.pump._frame_sent_at -= 1.0           # the booked moment has come
     callback()
     assert [s.step for s in rendered] == [3] and runner.pacer.frame == 2
     assert "step 3" in runner.status

@@ -150,7 +150,104 @@ class SnapshotRecord:
             return self._items[i]
 
 
-class FitSession:
+class _FitWorker:
+    """The worker's side of a :class:`FitSession` (its thread, through the session's work
+    service): it waits while paused, paces the steps, records each snapshot under the
+    session's condition and ends in "done" or "error"; a cancelled token (a stopped worker)
+    writes nothing."""
+
+    _cond: threading.Condition
+    _stopped: dict
+
+    def _ensure_thread(self):
+        if self.active:
+            return
+        job, sink = self._job, self.warnings   # this run's: a later reset makes new ones
+        # A warm refit iterates the estimator a stopped worker may still be fitting: the new
+        # worker waits (on its own thread) for those to end; one estimator, one thread.
+        with self._cond:
+            before = [w for w, estimator in self._stopped.values()
+                      if estimator is job.estimator]
+        self._worker = self.work.start(
+            self._key, lambda token: self._work(token, job, sink, before), name="explorer-fit")
+        self._worker_estimator = job.estimator
+
+    def _gate(self, token: Token) -> bool:
+        """Wait while paused; return False when the worker must stop."""
+        with self._cond:
+            while not token.cancelled and (self.state == "paused" or self._budget == 0):
+                if self.state == "running" and self._budget == 0:
+                    self.state = "paused"
+                self._parked = True
+                self._cond.notify_all()
+                self._cond.wait(0.1)
+            self._parked = False
+            return not token.cancelled
+
+    def _pace(self, token: Token, last: float) -> None:
+        sps = self.steps_per_second
+        if not sps:
+            # Unthrottled, the worker still rests: a CPU-bound thread that yields only for an
+            # instant makes each of the event loop's GIL acquisitions wait a switch interval.
+            time.sleep(UNTHROTTLED_REST * (time.monotonic() - last))
+            return
+        end = last + 1.0 / sps
+        with self._cond:
+            while not token.cancelled and time.monotonic() < end:
+                self._cond.wait(end - time.monotonic())
+
+    def _work(self, token: Token, job: FitJob, sink: list, before: list):
+        for worker in before:   # stopped workers of the same estimator end first
+            while worker.alive and not token.cancelled:
+                worker.join(0.1)
+        try:
+            if not token.cancelled:
+                with capture_warnings(sink):   # this worker's own list, kept on failure
+                    self._iterate(token, job)
+        finally:
+            with self._cond:   # ended: nothing of it is kept
+                self._stopped.pop(token, None)
+
+    def _iterate(self, token: Token, job: FitJob):
+        try:
+            steps = (job.estimator.fit_iter if hasattr(job.estimator, "fit_iter")
+                     else lambda *a, **k: one_fit_snapshots(job.estimator, *a, **k))
+            iterator = steps(*job.args, **job.kwargs)
+            last = time.monotonic()
+            while self._gate(token):
+                try:
+                    snap = next(iterator)
+                except StopIteration:
+                    break
+                with self._cond:   # a stopped worker never writes
+                    if token.cancelled:
+                        return
+                    self.record.append(snap)
+                    self._latest = snap
+                    self._version += 1
+                    if self._budget is not None:
+                        self._budget -= 1
+                    self._cond.notify_all()
+                self._pace(token, last)
+                last = time.monotonic()
+            else:
+                return  # stopped
+            result = job.after(job.estimator) if job.after is not None else None
+            with self._cond:
+                if not token.cancelled:
+                    self.result = result
+                    self.state = "done"
+                self._cond.notify_all()
+        except Exception as exc:  # noqa: BLE001 -- every failure reaches the user
+            with self._cond:
+                if token.cancelled:
+                    return
+                self.error = f"{type(exc).__name__}: {exc}"
+                self.state = "error"
+                self._cond.notify_all()
+
+
+class FitSession(_FitWorker):
     """Pure-Python state machine around a worker running a :class:`FitJob`.
 
     Parameters
@@ -309,91 +406,3 @@ class FitSession:
                     return True
                 self._cond.wait(0.02)
         return False
-
-    # ------------------------------------------------------------------ worker
-    def _ensure_thread(self):
-        if self.active:
-            return
-        job, sink = self._job, self.warnings   # this run's: a later reset makes new ones
-        # A warm refit iterates the estimator a stopped worker may still be fitting: the new
-        # worker waits (on its own thread) for those to end; one estimator, one thread.
-        with self._cond:
-            before = [w for w, estimator in self._stopped.values()
-                      if estimator is job.estimator]
-        self._worker = self.work.start(
-            self._key, lambda token: self._work(token, job, sink, before), name="explorer-fit")
-        self._worker_estimator = job.estimator
-
-    def _gate(self, token: Token) -> bool:
-        """Wait while paused; return False when the worker must stop."""
-        with self._cond:
-            while not token.cancelled and (self.state == "paused" or self._budget == 0):
-                if self.state == "running" and self._budget == 0:
-                    self.state = "paused"
-                self._parked = True
-                self._cond.notify_all()
-                self._cond.wait(0.1)
-            self._parked = False
-            return not token.cancelled
-
-    def _pace(self, token: Token, last: float) -> None:
-        sps = self.steps_per_second
-        if not sps:
-            # Unthrottled, the worker still rests: a CPU-bound thread that yields only for an
-            # instant makes each of the event loop's GIL acquisitions wait a switch interval.
-            time.sleep(UNTHROTTLED_REST * (time.monotonic() - last))
-            return
-        end = last + 1.0 / sps
-        with self._cond:
-            while not token.cancelled and time.monotonic() < end:
-                self._cond.wait(end - time.monotonic())
-
-    def _work(self, token: Token, job: FitJob, sink: list, before: list):
-        for worker in before:   # stopped workers of the same estimator end first
-            while worker.alive and not token.cancelled:
-                worker.join(0.1)
-        try:
-            if not token.cancelled:
-                with capture_warnings(sink):   # this worker's own list, kept on failure
-                    self._iterate(token, job)
-        finally:
-            with self._cond:   # ended: nothing of it is kept
-                self._stopped.pop(token, None)
-
-    def _iterate(self, token: Token, job: FitJob):
-        try:
-            steps = (job.estimator.fit_iter if hasattr(job.estimator, "fit_iter")
-                     else lambda *a, **k: one_fit_snapshots(job.estimator, *a, **k))
-            iterator = steps(*job.args, **job.kwargs)
-            last = time.monotonic()
-            while self._gate(token):
-                try:
-                    snap = next(iterator)
-                except StopIteration:
-                    break
-                with self._cond:   # a stopped worker never writes
-                    if token.cancelled:
-                        return
-                    self.record.append(snap)
-                    self._latest = snap
-                    self._version += 1
-                    if self._budget is not None:
-                        self._budget -= 1
-                    self._cond.notify_all()
-                self._pace(token, last)
-                last = time.monotonic()
-            else:
-                return  # stopped
-            result = job.after(job.estimator) if job.after is not None else None
-            with self._cond:
-                if not token.cancelled:
-                    self.result = result
-                    self.state = "done"
-                self._cond.notify_all()
-        except Exception as exc:  # noqa: BLE001 -- every failure reaches the user
-            with self._cond:
-                if token.cancelled:
-                    return
-                self.error = f"{type(exc).__name__}: {exc}"
-                self.state = "error"
-                self._cond.notify_all()

@@ -134,48 +134,13 @@ def from_query(state, query: Mapping[str, Any]) -> list[str]:
         problems.append(f"the query must be a mapping; got {type(query).__name__}")
         query = {}
     keys = url_keys(state)
-
-    raw_scenario = query.get(keys["scenario"])
-    if raw_scenario is not None:
-        raw_scenario = str(raw_scenario)[:MAX_TEXT]
-        if raw_scenario not in list_presets():
-            problems.append(f"{keys['scenario']} must be one of {list_presets()}; got "
-                            f"{describe(raw_scenario)}")
-        elif raw_scenario != state.scenario or state.scenario_edited:
-            state.apply_preset(raw_scenario)
-
-    name = None
-    raw_name = query.get(keys["dataset_name"])
-    if raw_name is not None and str(raw_name) == UPLOADED and not state.uploaded_name:
-        problems.append("an uploaded file cannot travel in a link; upload it again")
-    elif raw_name is not None:
-        try:
-            name = parse_value(state, "dataset_name", raw_name, label=keys["dataset_name"])
-        except ValueError as exc:
-            problems.append(str(exc).rstrip("."))
+    _apply_scenario(state, query.get(keys["scenario"]), keys["scenario"], problems)
+    name = _dataset_name(state, query.get(keys["dataset_name"]), keys["dataset_name"],
+                         problems)
     target = name or state.dataset_name
-    fields = url_fields(state, target)
-    updates: dict[str, Any] = {}
-    data_values: dict[str, Any] = {}
-    page_values: dict[str, dict[str, Any]] = {}
-    for key, raw in query.items():
-        if key in (keys["scenario"], keys["dataset_name"]):
-            continue
-        field = fields.get(key) if isinstance(key, str) else None
-        if field is None:
-            problems.append(_unknown_key(state, key, target))
-            continue
-        try:
-            value = parse_value(field.owner, field.name, raw, label=key)
-        except ValueError as exc:
-            problems.append(str(exc).rstrip("."))
-            continue
-        if field.group == "state":
-            updates[field.name] = value
-        elif field.group == "data":
-            data_values[field.name] = value
-        else:
-            page_values.setdefault(field.group, {})[field.name] = value
+    updates, data_values, page_values = _checked_values(
+        state, {k: v for k, v in query.items()
+                if k not in (keys["scenario"], keys["dataset_name"])}, target, problems)
     if name is not None and name != state.dataset_name:
         updates["dataset_name"] = name
         if CATALOG.get(name) is not None:
@@ -191,6 +156,56 @@ def from_query(state, query: Mapping[str, Any]) -> list[str]:
         state.notify("Some values in the link could not be used: "
                      + "; ".join(problems) + ".", "warning")
     return problems
+
+
+def _apply_scenario(state, raw, key: str, problems: list[str]) -> None:
+    """The link's scenario (``raw``, under ``key``), applied first unless it is in force."""
+    if raw is None:
+        return
+    raw = str(raw)[:MAX_TEXT]
+    if raw not in list_presets():
+        problems.append(f"{key} must be one of {list_presets()}; got {describe(raw)}")
+    elif raw != state.scenario or state.scenario_edited:
+        state.apply_preset(raw)
+
+
+def _dataset_name(state, raw, key: str, problems: list[str]) -> str | None:
+    """The link's data set (``raw``, under ``key``), checked; None when none or refused."""
+    if raw is not None and str(raw) == UPLOADED and not state.uploaded_name:
+        problems.append("an uploaded file cannot travel in a link; upload it again")
+    elif raw is not None:
+        try:
+            return parse_value(state, "dataset_name", raw, label=key)
+        except ValueError as exc:
+            problems.append(str(exc).rstrip("."))
+    return None
+
+
+def _checked_values(state, query: Mapping[str, Any], dataset_name: str,
+                    problems: list[str]) -> tuple[dict, dict, dict]:
+    """The link's other values, each checked by its declaration (for data set
+    ``dataset_name``): ``(the state's, the generator's, page slug -> the page's)``."""
+    fields = url_fields(state, dataset_name)
+    updates: dict[str, Any] = {}
+    data_values: dict[str, Any] = {}
+    page_values: dict[str, dict[str, Any]] = {}
+    for key, raw in query.items():
+        field = fields.get(key) if isinstance(key, str) else None
+        if field is None:
+            problems.append(_unknown_key(state, key, dataset_name))
+            continue
+        try:
+            value = parse_value(field.owner, field.name, raw, label=key)
+        except ValueError as exc:
+            problems.append(str(exc).rstrip("."))
+            continue
+        if field.group == "state":
+            updates[field.name] = value
+        elif field.group == "data":
+            data_values[field.name] = value
+        else:
+            page_values.setdefault(field.group, {})[field.name] = value
+    return updates, data_values, page_values
 
 
 def _unknown_key(state, key: Any, dataset_name: str) -> str:

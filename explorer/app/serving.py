@@ -168,15 +168,9 @@ def build_app(models=None, *, admission: Admission | None = None
     points (:func:`explorer.app.custom.configured_models`). ``admission``: the policy for
     sessions opening together (:class:`~explorer.app.work.Admission`), one per server
     process: by default the process's own (:func:`process_admission`)."""
-    import asyncio
-
     pn.extension(notifications=True)
     configure_process()
-    try:
-        asyncio.get_running_loop()
-        listening = True
-    except RuntimeError:
-        listening = False
+    listening = _listening()
     # ``panel serve --warm`` runs this once before the server listens (no loop yet): the
     # warm-up is paid there, before any visitor; in a session it goes on off the loop.
     warm_up_kernels(wait=not listening)
@@ -221,6 +215,17 @@ def build_app(models=None, *, admission: Admission | None = None
     template.config.raw_css.append(CSS)
     theme_kept_on_pane_updates(template)
     return template
+
+
+def _listening() -> bool:
+    """True when an event loop runs (a server's session), False before it listens."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def process_admission() -> Admission:

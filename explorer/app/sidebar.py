@@ -105,6 +105,42 @@ def _summary(state) -> str:
     return f"**Data:** {state.summary()}"
 
 
+def _upload(state) -> CsvUpload:
+    """The CSV upload: a file the browser sent is read by the state; one over the limit is
+    refused in the browser, and said."""
+    upload = CsvUpload(limit_bytes=UPLOAD_LIMIT_BYTES, sizing_mode="stretch_width", height=40)
+
+    def on_upload(event) -> None:
+        state.load_uploaded_csv(upload.content, upload.filename or "upload.csv")
+        upload.content = ""   # the dataset holds the data; drop the text
+
+    def on_refused(event) -> None:
+        size, _, name = event.new.partition(" ")
+        state.notify(f"Could not use {name!r}: the file is {int(size):,} bytes; the limit "
+                     f"is {UPLOAD_LIMIT_BYTES:,} bytes. It was not sent.", "error")
+
+    upload.param.watch(on_upload, "upload_id")
+    upload.param.watch(on_refused, "refused")
+    return upload
+
+
+def _data_status(state) -> tuple[pn.pane.Markdown, pn.pane.Alert]:
+    """The data's one-line summary (and "building") and why the last spec did not build."""
+    summary = pn.pane.Markdown(_summary(state), sizing_mode="stretch_width",
+                               styles={"font-size": "1.05em"}, css_classes=["summary"])
+    error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+
+    def on_data(*events) -> None:
+        summary.object = _summary(state) + (" *(building the new data...)*"
+                                            if state.building else "")
+        error.object = (f"{escape(state.error)}  \nThe data shown is the last one that "
+                        "built." if state.error else "")
+        error.visible = bool(state.error)
+
+    state.param.watch(on_data, ["dataset", "error", "building"])
+    return summary, error
+
+
 def make_sidebar(state, pages) -> list:
     """The sidebar's items over ``state``; ``pages`` maps slug -> page (title, in order)."""
     page_choice = pn.widgets.RadioButtonGroup.from_param(
@@ -137,32 +173,8 @@ def make_sidebar(state, pages) -> list:
                       "dataset_name")
 
     seeds = state_form(state, ["data_seed", "init_seed", "train_fraction"])
-    upload = CsvUpload(limit_bytes=UPLOAD_LIMIT_BYTES, sizing_mode="stretch_width", height=40)
-
-    def on_upload(event) -> None:
-        state.load_uploaded_csv(upload.content, upload.filename or "upload.csv")
-        upload.content = ""   # the dataset holds the data; drop the text
-
-    def on_refused(event) -> None:
-        size, _, name = event.new.partition(" ")
-        state.notify(f"Could not use {name!r}: the file is {int(size):,} bytes; the limit "
-                     f"is {UPLOAD_LIMIT_BYTES:,} bytes. It was not sent.", "error")
-
-    upload.param.watch(on_upload, "upload_id")
-    upload.param.watch(on_refused, "refused")
-
-    summary = pn.pane.Markdown(_summary(state), sizing_mode="stretch_width",
-                               styles={"font-size": "1.05em"}, css_classes=["summary"])
-    error = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
-
-    def on_data(*events) -> None:
-        summary.object = _summary(state) + (" *(building the new data...)*"
-                                            if state.building else "")
-        error.object = (f"{escape(state.error)}  \nThe data shown is the last one that "
-                        "built." if state.error else "")
-        error.visible = bool(state.error)
-
-    state.param.watch(on_data, ["dataset", "error", "building"])
+    upload = _upload(state)
+    summary, error = _data_status(state)
 
     # "Hide the truth": the generator's settings say what the truth is, so they fold too
     hide = state_form(state, ["hide_truth"])

@@ -226,6 +226,126 @@ def _text(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
+def _controls(choices) -> tuple:
+    """The section's widgets: the setting (of ``choices``), the number of values and of
+    trials, the CV choice, Run sweep and Cancel."""
+    return (
+        pn.widgets.Select(label="Setting", options=dict(choices), width=280,
+                          disabled=not choices),
+        pn.widgets.IntSlider(label="Values", start=3, end=MAX_VALUES, value=N_VALUES,
+                             width=170),
+        pn.widgets.IntSlider(label="Trials (random splits)", start=1, end=MAX_TRIALS,
+                             value=N_TRIALS, width=170),
+        LabelledCheckbox(label=f"{CV_FOLDS}-fold CV choice", value=True,
+                         description="Also choose a value by cross-validation on each "
+                                     "training part (4 fits a value instead of 1).",
+                         width=160, margin=(30, 10, 5, 10)),   # level with the sliders
+        pn.widgets.Button(label="▶ Run sweep", color="primary", width=130,
+                          disabled=not choices),
+        pn.widgets.Button(label="Cancel", width=90, disabled=True))
+
+
+def _sweep_job(page, params, state, name: str, *, n_values: int, n_trials: int, cv,
+               progress):
+    """The sweep of setting ``name`` of ``page`` (settings ``params``) on the session's data:
+    ``(compute(token) -> outcome, the setting's label, the number of values)``; the
+    estimators are made here (on the loop), ``compute`` fits them off it, telling
+    ``progress(done, total)``. A ValueError says why the setting cannot be swept."""
+    train, dataset = state.train, state.dataset
+    values = sweep_values(params, name, n_values)
+    estimator, key, path, shown = estimator_path(page.make, params, name, values,
+                                                 int(state.init_seed), train)
+    label = params.param[name].label or name
+    others = ", ".join(f"{n} = {_text(getattr(params, n))}"
+                       for n in public_parameters(params) if n != name)
+    options = dict(n_trials=n_trials, train_fraction=float(state.train_fraction), cv=cv,
+                   random_state=int(state.data_seed))
+    n_features = dataset.n_features
+    log = sweep_range(params, name)[2]
+    started = time.perf_counter()
+
+    def compute(token):   # on a work-service thread: no Panel, no Bokeh
+        from explorer.compare.sweep import sweep
+
+        warned: list[str] = []
+        with capture_warnings(warned):   # this thread's, said with the result
+            result = sweep(estimator, dataset, key, path, callback=progress,
+                           should_stop=token, **options)
+        return {"result": result, "table": sweep_table(result, shown, n_features=n_features),
+                "name": name, "label": label, "values": list(shown), "log": log,
+                "others": others, "warned": warned, "seconds": time.perf_counter() - started}
+
+    return compute, label, len(shown)
+
+
+class SweepResult:
+    """A finished sweep as the section draws it: the curves (made with the first result, so
+    a page nobody sweeps sends none of their models; one set a kind of x axis, log or
+    linear), their markers and the caption, in ``result``. A click on a point calls
+    ``tapped(index)``."""
+
+    def __init__(self, tapped):
+        self.tapped = tapped
+        self.caption = pn.pane.HTML("", sizing_mode="stretch_width")
+        self.curves: SweepCurves | None = None
+        self._curves: dict[bool, SweepCurves] = {}
+        self._panes: dict[int, pn.pane.Bokeh] = {}
+        self.figures = flowing_row()
+        # (given sizing: see YourMatrixPanel's result box)
+        self.result = pn.FlexBox(self.figures, self.caption, flex_direction="column",
+                                 visible=False, margin=0, sizing_mode="stretch_width")
+
+    def show(self, outcome: dict, slider: float) -> None:
+        """Draw ``outcome`` (what the sweep's job returned) with the slider at ``slider``."""
+        result = outcome["result"]
+        curves = self._curves.get(outcome["log"])
+        if curves is None:
+            curves = self._curves[outcome["log"]] = SweepCurves(log_x=outcome["log"])
+            curves.on_tap(locked(self.tapped))
+            self._panes.update({id(fig): figure_pane(fig) for fig in curves.figures})
+        self.curves = curves
+        judged = result.truth_quantity()
+        curves.show(outcome["table"], x_label=outcome["label"],
+                    agreement_of=judged.split(":")[1] if judged else "")
+        values = outcome["values"]
+        cv, best = _index(result, result.cv_choice()), _index(result, result.truth_best())
+        curves.set_marker("cv", None if cv is None else values[cv])
+        curves.set_marker("truth", None if best is None else values[best])
+        curves.set_marker("slider", slider)
+        shown = [fig for name, fig in zip(("error", "agreement", "structure"), curves.figures,
+                                          strict=True)
+                 if name == "error" or curves.has(name)]
+        panes = [self._panes[id(fig)] for fig in shown]
+        if [id(p) for p in self.figures.objects] != [id(p) for p in panes]:
+            set_flex_objects(self.figures, panes)
+        self.caption.object = self._caption(outcome, cv, best, judged)
+        self.result.visible = True
+
+    def _caption(self, outcome: dict, cv, best, judged) -> str:
+        values = outcome["values"]
+        parts = []
+        slider = MARKERS["slider"]
+        parts.append(f"<b style='color:{slider[0]}'>solid</b>: the slider")
+        if cv is not None:
+            parts.append(f"<b style='color:{MARKERS['cv'][0]}'>dashed</b>: "
+                         f"{CV_FOLDS}-fold cross-validation's choice, "
+                         f"<b>{escape(_text(values[cv]))}</b> (the value the trials chose "
+                         "most often)")
+        if best is not None:
+            matrix = judged.split(":")[1]
+            parts.append(f"<b style='color:{MARKERS['truth'][0]}'>dotted</b>: closest to the "
+                         f"truth, <b>{escape(_text(values[best]))}</b> (the lowest relative "
+                         f"error of the learned {escape(matrix)})")
+        text = "Lines: " + "; ".join(parts) + "."
+        if cv is not None and best is not None:
+            text += (" Cross-validation picks the value the truth would." if cv == best else
+                     " Cross-validation and the truth disagree.")
+        text += (" Click a point to move the slider there and refit. Swept at "
+                 f"{escape(outcome['others'])}." if outcome["others"] else
+                 " Click a point to move the slider there and refit.")
+        return f"<p style='font-size: 15px; margin: 0 10px'>{text}</p>"
+
+
 class SweepPanel(PagePanel):
     """"Sweep": one setting of the page against the test error and the truth (a section
     under the page, folded until opened; see the module docstring).
@@ -247,20 +367,8 @@ class SweepPanel(PagePanel):
     def __init__(self, page, params, state, runner):
         self.page, self.params, self.state, self.runner = page, params, state, runner
         choices = sweepable(params)
-        self.setting = pn.widgets.Select(label="Setting", options=dict(choices), width=280,
-                                         disabled=not choices)
-        self.n_values = pn.widgets.IntSlider(label="Values", start=3, end=MAX_VALUES,
-                                             value=N_VALUES, width=170)
-        self.n_trials = pn.widgets.IntSlider(label="Trials (random splits)", start=1,
-                                             end=MAX_TRIALS, value=N_TRIALS, width=170)
-        self.with_cv = LabelledCheckbox(label=f"{CV_FOLDS}-fold CV choice", value=True,
-                                        description="Also choose a value by cross-validation "
-                                                    "on each training part (4 fits a value "
-                                                    "instead of 1).", width=160,
-                                        margin=(30, 10, 5, 10))   # level with the sliders
-        self.run_button = pn.widgets.Button(label="▶ Run sweep", color="primary", width=130,
-                                            disabled=not choices)
-        self.cancel_button = pn.widgets.Button(label="Cancel", width=90, disabled=True)
+        (self.setting, self.n_values, self.n_trials, self.with_cv, self.run_button,
+         self.cancel_button) = _controls(choices)
         self.run_button.on_click(locked(lambda *_: self.run()))
         self.cancel_button.on_click(locked(lambda *_: self.stop()))
         self.progress = pn.indicators.Progress(value=0, max=1, visible=False,
@@ -271,16 +379,9 @@ class SweepPanel(PagePanel):
             sizing_mode="stretch_width", styles={"font-size": "1.05em"})
         self.note = pn.pane.Alert(NO_TRUTH, alert_type="info", visible=False,
                                   sizing_mode="stretch_width")
-        self.caption = pn.pane.HTML("", sizing_mode="stretch_width")
-        # The figures are made with the first result (a page nobody sweeps sends none of
-        # their models), one set a kind of x axis (log or linear).
-        self.curves: SweepCurves | None = None
-        self._curves: dict[bool, SweepCurves] = {}
-        self._panes: dict[int, pn.pane.Bokeh] = {}
-        self.figures = flowing_row()
-        # (given sizing: see YourMatrixPanel's result box)
-        self.result = pn.FlexBox(self.figures, self.caption, flex_direction="column",
-                                 visible=False, margin=0, sizing_mode="stretch_width")
+        self.shown = SweepResult(self._tapped)
+        self.figures, self.caption, self.result = (self.shown.figures, self.shown.caption,
+                                                   self.shown.result)
         self.running = False
         self.outcome = None     # the last sweep shown (the dict run()'s compute returns)
         self._progress_seen = (0, 1)
@@ -331,48 +432,24 @@ class SweepPanel(PagePanel):
         state, name = self.state, self.setting.value
         if self.running or name is None:
             return
-        train, dataset = state.train, state.dataset
-        problem = self.page.problem_with(train)
+        problem = self.page.problem_with(state.train)
         if problem:
             self.status.object = escape(problem)
             return
-        self.note.visible = not dataset.truth
-        values = sweep_values(self.params, name, self.n_values.value)
+        self.note.visible = not state.dataset.truth
         try:
-            estimator, key, path, shown = estimator_path(
-                self.page.make, self.params, name, values, int(state.init_seed), train)
+            compute, label, count = _sweep_job(
+                self.page, self.params, state, name, n_values=self.n_values.value,
+                n_trials=int(self.n_trials.value), cv=CV_FOLDS if self.with_cv.value else None,
+                progress=self._on_progress)
         except ValueError as exc:
             self.status.object = escape(exc)
             return
-        label = self.params.param[name].label or name
-        others = ", ".join(f"{n} = {_text(getattr(self.params, n))}"
-                           for n in public_parameters(self.params) if n != name)
-        options = dict(n_trials=int(self.n_trials.value),
-                       train_fraction=float(state.train_fraction),
-                       cv=CV_FOLDS if self.with_cv.value else None,
-                       random_state=int(state.data_seed))
-        n_features = dataset.n_features
-        log = sweep_range(self.params, name)[2]
-        started = time.perf_counter()
         self.running, self._stopped_because = True, ""
         self._progress_seen = (0, 1)
         self.progress.param.update(value=0, max=1, visible=True)
         self.run_button.disabled, self.cancel_button.disabled = True, False
-        self.status.object = f"Running … sweeping {escape(label)} over {len(shown)} values."
-
-        def compute(token):   # on a work-service thread: no Panel, no Bokeh
-            from explorer.compare.sweep import sweep
-
-            warned: list[str] = []
-            with capture_warnings(warned):   # this thread's, said with the result
-                result = sweep(estimator, dataset, key, path, callback=self._on_progress,
-                               should_stop=token, **options)
-            return {"result": result, "table": sweep_table(result, shown,
-                                                           n_features=n_features),
-                    "name": name, "label": label, "values": list(shown), "log": log,
-                    "others": others, "warned": warned,
-                    "seconds": time.perf_counter() - started}
-
+        self.status.object = f"Running … sweeping {escape(label)} over {count} values."
         self.submit(compute, self._show, self._failed)
 
     def stop(self) -> None:
@@ -412,34 +489,18 @@ class SweepPanel(PagePanel):
         self.state.notify(f"The sweep failed: {exc}", "error")
 
     # ------------------------------------------------------------------ what is shown
+    @property
+    def curves(self) -> SweepCurves | None:
+        """The curves of the sweep shown (None before the first)."""
+        return self.shown.curves
+
     def _show(self, outcome: dict) -> None:
         """Draw a finished sweep (on the loop): the curves in place, the markers, the
-        caption."""
+        caption, and say it."""
         self._finish()
         self.outcome = outcome
-        result = outcome["result"]
-        curves = self._curves.get(outcome["log"])
-        if curves is None:
-            curves = self._curves[outcome["log"]] = SweepCurves(log_x=outcome["log"])
-            curves.on_tap(locked(self._tapped))
-            self._panes.update({id(fig): figure_pane(fig) for fig in curves.figures})
-        self.curves = curves
-        judged = result.truth_quantity()
-        curves.show(outcome["table"], x_label=outcome["label"],
-                    agreement_of=judged.split(":")[1] if judged else "")
-        values = outcome["values"]
-        cv, best = _index(result, result.cv_choice()), _index(result, result.truth_best())
-        curves.set_marker("cv", None if cv is None else values[cv])
-        curves.set_marker("truth", None if best is None else values[best])
-        curves.set_marker("slider", float(getattr(self.params, outcome["name"])))
-        shown = [fig for name, fig in zip(("error", "agreement", "structure"), curves.figures,
-                                          strict=True)
-                 if name == "error" or curves.has(name)]
-        panes = [self._panes[id(fig)] for fig in shown]
-        if [id(p) for p in self.figures.objects] != [id(p) for p in panes]:
-            set_flex_objects(self.figures, panes)
-        self.caption.object = self._caption(outcome, cv, best, judged)
-        self.result.visible = True
+        result, values = outcome["result"], outcome["values"]
+        self.shown.show(outcome, float(getattr(self.params, outcome["name"])))
         n_fits = self._progress_seen[1]
         self.status.object = (f"Done: {escape(outcome['label'])} at {len(values)} values × "
                               f"{result.n_trials} trials ({n_fits} fits) in "
@@ -448,30 +509,6 @@ class SweepPanel(PagePanel):
         if warned:
             self.status.object += (f" {len(warned)} warning{'s' if len(warned) > 1 else ''}, "
                                    f"the first: {escape(warned[0])}")
-
-    def _caption(self, outcome: dict, cv, best, judged) -> str:
-        values = outcome["values"]
-        parts = []
-        slider = MARKERS["slider"]
-        parts.append(f"<b style='color:{slider[0]}'>solid</b>: the slider")
-        if cv is not None:
-            parts.append(f"<b style='color:{MARKERS['cv'][0]}'>dashed</b>: "
-                         f"{CV_FOLDS}-fold cross-validation's choice, "
-                         f"<b>{escape(_text(values[cv]))}</b> (the value the trials chose "
-                         "most often)")
-        if best is not None:
-            matrix = judged.split(":")[1]
-            parts.append(f"<b style='color:{MARKERS['truth'][0]}'>dotted</b>: closest to the "
-                         f"truth, <b>{escape(_text(values[best]))}</b> (the lowest relative "
-                         f"error of the learned {escape(matrix)})")
-        text = "Lines: " + "; ".join(parts) + "."
-        if cv is not None and best is not None:
-            text += (" Cross-validation picks the value the truth would." if cv == best else
-                     " Cross-validation and the truth disagree.")
-        text += (" Click a point to move the slider there and refit. Swept at "
-                 f"{escape(outcome['others'])}." if outcome["others"] else
-                 " Click a point to move the slider there and refit.")
-        return f"<p style='font-size: 15px; margin: 0 10px'>{text}</p>"
 
     def _moved(self, *events) -> None:
         """A setting moved: the slider's marker follows it."""

@@ -138,218 +138,56 @@ _holding_lock: contextvars.ContextVar[bool] = contextvars.ContextVar("holding_lo
                                                                      default=False)
 
 
-class WorkService:
-    """One session's keyed jobs: compute off the loop, apply on it, the newest per key wins.
+def _loop_hooks(doc) -> tuple:
+    """``(schedule, repeat)`` of a :class:`WorkService` for ``doc``'s session: on its event
+    loop (served), on the notebook kernel's loop, or none (no loop: jobs run at once)."""
+    if served(doc):
+        def schedule(callback: Callable[[], None]) -> None:
+            doc.add_next_tick_callback(lambda: on_loop(doc, callback))
 
-    Parameters
-    ----------
-    schedule : callable (callback) -> None, optional
-        Puts a callback on the session's event loop. None: no loop, jobs run synchronously.
-    """
+        def repeat(callback: Callable[[], None], period_ms: int) -> Callable[[], None]:
+            handle = doc.add_periodic_callback(lambda: on_loop(doc, callback), period_ms)
 
-    def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None,
-                 repeat: Callable[[Callable[[], None], int], Callable[[], None]] | None = None):
-        self.schedule = schedule
-        #: ``repeat(callback, period_ms) -> stop``: a periodic callback on the session's loop
-        #: (:meth:`every`'s ticker); None: no loop, checks run when :meth:`check` is called
-        self.repeat = repeat
-        self._tokens: dict[str, Token] = {}
-        self._futures: dict[str, tuple] = {}   # key -> (future, pool, finish) while queued
-        self._posts: dict[str, Callable[[], None]] = {}
-        self._checks: dict[str, _Check] = {}
-        self._ticker: tuple[int, Callable[[], None]] | None = None   # (period, stop)
-        self._lock = threading.Lock()
-        self.closed = False
+            def stop() -> None:
+                try:
+                    doc.remove_periodic_callback(handle)
+                except ValueError:   # the session ended first: Bokeh removed it
+                    pass
 
-    @classmethod
-    def for_document(cls, doc) -> WorkService:
-        """The service of ``doc``'s session: results applied on its event loop (served), on
-        the notebook kernel's loop, or at once (no loop)."""
-        if served(doc):
-            def schedule(callback: Callable[[], None]) -> None:
-                doc.add_next_tick_callback(lambda: on_loop(doc, callback))
+            return stop
 
-            def repeat(callback: Callable[[], None], period_ms: int) -> Callable[[], None]:
-                handle = doc.add_periodic_callback(lambda: on_loop(doc, callback), period_ms)
+        return schedule, repeat
+    if in_notebook_kernel():
+        import asyncio
 
-                def stop() -> None:
-                    try:
-                        doc.remove_periodic_callback(handle)
-                    except ValueError:   # the session ended first: Bokeh removed it
-                        pass
+        loop = asyncio.get_running_loop()
 
-                return stop
+        def every(callback: Callable[[], None], period_ms: int) -> Callable[[], None]:
+            handle = None
 
-            return cls(schedule, repeat)
-        if in_notebook_kernel():
-            import asyncio
-
-            loop = asyncio.get_running_loop()
-
-            def every(callback: Callable[[], None], period_ms: int) -> Callable[[], None]:
-                handle = None
-
-                def tick() -> None:
-                    nonlocal handle
-                    on_loop(doc, callback)
-                    handle = loop.call_later(period_ms / 1000, tick)
-
+            def tick() -> None:
+                nonlocal handle
+                on_loop(doc, callback)
                 handle = loop.call_later(period_ms / 1000, tick)
-                return lambda: handle.cancel()
 
-            return cls(lambda callback: loop.call_soon_threadsafe(on_loop, doc, callback),
-                       every)
-        return cls()
+            handle = loop.call_later(period_ms / 1000, tick)
+            return lambda: handle.cancel()
 
-    @property
-    def asynchronous(self) -> bool:
-        """True when jobs run off the caller's thread (there is an event loop to keep free)."""
-        return self.schedule is not None
+        return (lambda callback: loop.call_soon_threadsafe(on_loop, doc, callback)), every
+    return None, None
 
-    def pending(self, key: str) -> bool:
-        """True while a request under ``key`` has not been applied (or dropped) yet."""
-        with self._lock:
-            return key in self._tokens
 
-    # ------------------------------------------------------------------ jobs
-    def submit(self, key: str, compute: Callable[..., Any], apply: Callable[[Any], None],
-               on_error: Callable[[Exception], None] | None = None, *, pool: str = QUICK,
-               cancellable: bool = False) -> Token:
-        """Run ``compute()`` off the loop, then ``apply(result)`` (or ``on_error(exc)``) on it.
+class _RecurringChecks:
+    """The recurring checks of a :class:`WorkService` (:meth:`every`): one ticker, the
+    service's one periodic callback, runs the checks that are due as jobs of
+    :meth:`WorkService.submit`."""
 
-        ``cancellable``: ``compute`` takes the job's :class:`Token` and checks it between
-        steps. Served, ``compute`` starts from the loop's next tick, after what the caller
-        changes has gone out. A job cancelled by :meth:`cancel` ends with ``on_error`` (the
-        exception it raised, or :class:`Cancelled`); a superseded one is dropped.
-        """
-        token = Token()
-        if not self.asynchronous:
-            with self._lock:
-                self._tokens[key] = token   # cancel(key) reaches it while it computes
-            try:
-                result = compute(token) if cancellable else compute()
-            except Exception as exc:
-                if on_error is None:
-                    raise
-                on_error(exc)
-                return token
-            finally:
-                with self._lock:
-                    if self._tokens.get(key) is token:
-                        del self._tokens[key]
-            apply(result)
-            return token
-        with self._lock:
-            if self.closed:
-                token.cancel()
-                return token
-            previous = self._tokens.get(key)
-            self._tokens[key] = token
-        if previous is not None:
-            previous.cancel()
+    _lock: threading.Lock
+    _checks: dict
+    _ticker: tuple | None
+    closed: bool
+    repeat: Callable | None
 
-        def finish(outcome: Any, failed: bool) -> None:   # on the event loop
-            with self._lock:
-                if self.closed or self._tokens.get(key) is not token:
-                    return   # superseded, or the session ended
-                del self._tokens[key]
-                self._futures.pop(key, None)
-            if token.cancelled and not failed:
-                outcome, failed = Cancelled(), True
-            if not failed:
-                apply(outcome)
-            elif on_error is not None:
-                on_error(outcome)
-            elif not isinstance(outcome, Cancelled):
-                log.error("work %r failed", key, exc_info=outcome)
-
-        def work() -> None:   # on an executor's thread
-            try:
-                if token.cancelled:
-                    outcome, failed = Cancelled(), True
-                else:
-                    outcome = compute(token) if cancellable else compute()
-                    failed = False
-            except Exception as exc:  # noqa: BLE001 -- handed to on_error on the loop
-                outcome, failed = exc, True
-            finally:
-                _release(pool)
-            self.schedule(lambda: finish(outcome, failed))
-
-        def enqueue() -> None:   # on the loop's next tick
-            if token.cancelled:   # superseded or cancelled before it started: never runs
-                finish(Cancelled(), True)
-                return
-            with _executors_lock:
-                _queued[pool] += 1
-            future = _executor(pool).submit(work)
-            with self._lock:
-                if self._tokens.get(key) is token:
-                    self._futures[key] = (future, pool, finish)
-
-        self.schedule(enqueue)
-        return token
-
-    def start(self, key: str, run: Callable[[Token], None], *, name: str = "explorer-fit"
-              ) -> Job:
-        """Run ``run(token)`` on a thread of its own, served or not (a live fit's worker,
-        parked while paused). A newer job under ``key`` cancels this one's token."""
-        token = Token()
-        with self._lock:
-            previous = self._tokens.get(key)
-            self._tokens[key] = token
-            if self.closed:
-                token.cancel()
-        if previous is not None:
-            previous.cancel()
-
-        def target() -> None:
-            try:
-                run(token)
-            finally:
-                with self._lock:
-                    if self._tokens.get(key) is token:
-                        del self._tokens[key]
-
-        return Job(token, start_thread(target, name))
-
-    def post(self, key: str, callback: Callable[[], None]) -> None:
-        """Run ``callback`` on the loop; at most one waits per key (a newer one replaces it),
-        so a fast producer never leaves the browser a backlog (progress counts)."""
-        if not self.asynchronous:
-            callback()
-            return
-        with self._lock:
-            if self.closed:
-                return
-            first = key not in self._posts
-            self._posts[key] = callback
-        if first:
-            self.schedule(lambda: self._run_post(key))
-
-    def _run_post(self, key: str) -> None:
-        with self._lock:
-            callback = self._posts.pop(key, None)
-            if self.closed:
-                return
-        if callback is not None:
-            callback()
-
-    def cancel(self, key: str) -> None:
-        """The inputs of the job under ``key`` changed: it stops (a job still queued never
-        starts) and its ``on_error`` hears of it."""
-        with self._lock:
-            token = self._tokens.get(key)
-            queued = self._futures.get(key)
-        if token is not None:
-            token.cancel()
-        if queued is not None:
-            future, pool, finish = queued
-            if future.cancel():   # it never started: say so now
-                _release(pool)
-                self.schedule(lambda: finish(Cancelled(), True))
-
-    # ------------------------------------------------------------------ recurring checks
     def every(self, key: str, seconds: float, compute: Callable[[], Any],
               apply: Callable[[Any], None], on_error: Callable[[Exception], None] | None = None,
               *, pool: str = QUICK) -> None:
@@ -441,6 +279,204 @@ class WorkService:
             stop = self.repeat(self._tick, period)
             with self._lock:
                 self._ticker = (period, stop)
+
+
+class _Posts:
+    """Callbacks posted to the loop by a :class:`WorkService`'s jobs (:meth:`post`): at most
+    one waits per key."""
+
+    _lock: threading.Lock
+    _posts: dict
+    closed: bool
+    schedule: Callable | None
+    asynchronous: bool
+
+    def post(self, key: str, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on the loop; at most one waits per key (a newer one replaces it),
+        so a fast producer never leaves the browser a backlog (progress counts)."""
+        if not self.asynchronous:
+            callback()
+            return
+        with self._lock:
+            if self.closed:
+                return
+            first = key not in self._posts
+            self._posts[key] = callback
+        if first:
+            self.schedule(lambda: self._run_post(key))
+
+    def _run_post(self, key: str) -> None:
+        with self._lock:
+            callback = self._posts.pop(key, None)
+            if self.closed:
+                return
+        if callback is not None:
+            callback()
+
+
+class WorkService(_RecurringChecks, _Posts):
+    """One session's keyed jobs: compute off the loop, apply on it, the newest per key wins.
+
+    Parameters
+    ----------
+    schedule : callable (callback) -> None, optional
+        Puts a callback on the session's event loop. None: no loop, jobs run synchronously.
+    """
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], None] | None = None,
+                 repeat: Callable[[Callable[[], None], int], Callable[[], None]] | None = None):
+        self.schedule = schedule
+        #: ``repeat(callback, period_ms) -> stop``: a periodic callback on the session's loop
+        #: (:meth:`every`'s ticker); None: no loop, checks run when :meth:`check` is called
+        self.repeat = repeat
+        self._tokens: dict[str, Token] = {}
+        self._futures: dict[str, tuple] = {}   # key -> (future, pool, finish) while queued
+        self._posts: dict[str, Callable[[], None]] = {}
+        self._checks: dict[str, _Check] = {}
+        self._ticker: tuple[int, Callable[[], None]] | None = None   # (period, stop)
+        self._lock = threading.Lock()
+        self.closed = False
+
+    @classmethod
+    def for_document(cls, doc) -> WorkService:
+        """The service of ``doc``'s session: results applied on its event loop (served), on
+        the notebook kernel's loop, or at once (no loop)."""
+        return cls(*_loop_hooks(doc))
+
+    @property
+    def asynchronous(self) -> bool:
+        """True when jobs run off the caller's thread (there is an event loop to keep free)."""
+        return self.schedule is not None
+
+    def pending(self, key: str) -> bool:
+        """True while a request under ``key`` has not been applied (or dropped) yet."""
+        with self._lock:
+            return key in self._tokens
+
+    # ------------------------------------------------------------------ jobs
+    def submit(self, key: str, compute: Callable[..., Any], apply: Callable[[Any], None],
+               on_error: Callable[[Exception], None] | None = None, *, pool: str = QUICK,
+               cancellable: bool = False) -> Token:
+        """Run ``compute()`` off the loop, then ``apply(result)`` (or ``on_error(exc)``) on it.
+
+        ``cancellable``: ``compute`` takes the job's :class:`Token` and checks it between
+        steps. Served, ``compute`` starts from the loop's next tick, after what the caller
+        changes has gone out. A job cancelled by :meth:`cancel` ends with ``on_error`` (the
+        exception it raised, or :class:`Cancelled`); a superseded one is dropped.
+        """
+        token = Token()
+        if not self.asynchronous:
+            return self._submit_now(key, token, compute, apply, on_error, cancellable)
+        with self._lock:
+            if self.closed:
+                token.cancel()
+                return token
+            previous = self._tokens.get(key)
+            self._tokens[key] = token
+        if previous is not None:
+            previous.cancel()
+        finish = functools.partial(self._finish, key, token, apply, on_error)
+
+        def work() -> None:   # on an executor's thread
+            try:
+                if token.cancelled:
+                    outcome, failed = Cancelled(), True
+                else:
+                    outcome = compute(token) if cancellable else compute()
+                    failed = False
+            except Exception as exc:  # noqa: BLE001 -- handed to on_error on the loop
+                outcome, failed = exc, True
+            finally:
+                _release(pool)
+            self.schedule(lambda: finish(outcome, failed))
+
+        def enqueue() -> None:   # on the loop's next tick
+            if token.cancelled:   # superseded or cancelled before it started: never runs
+                finish(Cancelled(), True)
+                return
+            with _executors_lock:
+                _queued[pool] += 1
+            future = _executor(pool).submit(work)
+            with self._lock:
+                if self._tokens.get(key) is token:
+                    self._futures[key] = (future, pool, finish)
+
+        self.schedule(enqueue)
+        return token
+
+    def _submit_now(self, key: str, token: Token, compute, apply, on_error,
+                    cancellable: bool) -> Token:
+        """:meth:`submit` without a loop: compute and apply on the caller's thread."""
+        with self._lock:
+            self._tokens[key] = token   # cancel(key) reaches it while it computes
+        try:
+            result = compute(token) if cancellable else compute()
+        except Exception as exc:
+            if on_error is None:
+                raise
+            on_error(exc)
+            return token
+        finally:
+            with self._lock:
+                if self._tokens.get(key) is token:
+                    del self._tokens[key]
+        apply(result)
+        return token
+
+    def _finish(self, key: str, token: Token, apply, on_error, outcome: Any,
+                failed: bool) -> None:
+        """A job of :meth:`submit` ended (on the event loop): apply its outcome, unless it
+        was superseded or the session ended."""
+        with self._lock:
+            if self.closed or self._tokens.get(key) is not token:
+                return   # superseded, or the session ended
+            del self._tokens[key]
+            self._futures.pop(key, None)
+        if token.cancelled and not failed:
+            outcome, failed = Cancelled(), True
+        if not failed:
+            apply(outcome)
+        elif on_error is not None:
+            on_error(outcome)
+        elif not isinstance(outcome, Cancelled):
+            log.error("work %r failed", key, exc_info=outcome)
+
+    def start(self, key: str, run: Callable[[Token], None], *, name: str = "explorer-fit"
+              ) -> Job:
+        """Run ``run(token)`` on a thread of its own, served or not (a live fit's worker,
+        parked while paused). A newer job under ``key`` cancels this one's token."""
+        token = Token()
+        with self._lock:
+            previous = self._tokens.get(key)
+            self._tokens[key] = token
+            if self.closed:
+                token.cancel()
+        if previous is not None:
+            previous.cancel()
+
+        def target() -> None:
+            try:
+                run(token)
+            finally:
+                with self._lock:
+                    if self._tokens.get(key) is token:
+                        del self._tokens[key]
+
+        return Job(token, start_thread(target, name))
+
+    def cancel(self, key: str) -> None:
+        """The inputs of the job under ``key`` changed: it stops (a job still queued never
+        starts) and its ``on_error`` hears of it."""
+        with self._lock:
+            token = self._tokens.get(key)
+            queued = self._futures.get(key)
+        if token is not None:
+            token.cancel()
+        if queued is not None:
+            future, pool, finish = queued
+            if future.cancel():   # it never started: say so now
+                _release(pool)
+                self.schedule(lambda: finish(Cancelled(), True))
 
     def close(self) -> None:
         """The session ended: every job is cancelled and nothing more is applied."""
