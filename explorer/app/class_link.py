@@ -143,6 +143,7 @@ class ClassLink(param.Parameterized):
 
     @property
     def store(self) -> ClassStore:
+        """The store of classes (made on first use: read it off the event loop)."""
         if self._store is None:
             self._store = process_store()
         return self._store
@@ -164,9 +165,8 @@ class ClassLink(param.Parameterized):
         self._leave()
         if not code:
             return
-        store = self.store
-
-        def compute():
+        def compute():   # (the store is made off the loop too: it may create its tables)
+            store = self.store
             found = store.class_state(code)
             return found, (store.is_teacher(code, key) if key and found is not None
                            else False)
@@ -191,8 +191,7 @@ class ClassLink(param.Parameterized):
             if "class" in self.state.param.page.objects:
                 self.state.page = "class"
         else:
-            store = self.store
-            poll(self.state, "class", lambda: store.class_state(found.code), self._polled,
+            poll(self.state, "class", lambda: self.store.class_state(found.code), self._polled,
                  self._failed, still=lambda: self.role == "student")
 
     def _refuse(self, message: str) -> None:
@@ -261,20 +260,18 @@ class ClassLink(param.Parameterized):
              refused: Callable[[Exception], None]) -> None:
         """Commit ``guess`` as this student's for the round (off the loop); ``done()`` once the
         store has it, ``refused(exc)`` if it refused it (a revealed round, a bad guess)."""
-        code, student, nickname, store = self.code, self.student, self.nickname, self.store
-        self.work.submit("class-lock", lambda: store.lock_guess(code, student, guess,
-                                                                nickname.strip()),
+        code, student, nickname = self.code, self.student, self.nickname
+        self.work.submit("class-lock", lambda: self.store.lock_guess(code, student, guess,
+                                                                     nickname.strip()),
                          lambda _: done(), refused)
 
     def open_class(self, scenario: str = "") -> None:
         """Open a class (off the loop) on ``scenario`` (when a class can guess on it, else
         on :data:`DEFAULT_SCENARIO`) and join it as its teacher: the session's link then
         carries the class's code and the teacher's key (:func:`class_links`)."""
-        store = self.store
-
         def compute():
             name = scenario if scenario in class_scenarios() else DEFAULT_SCENARIO
-            return store.open_class(name, n_tasks=int(scenario_data(name).n_tasks))
+            return self.store.open_class(name, n_tasks=int(scenario_data(name).n_tasks))
 
         def opened(result) -> None:
             code, key = result
@@ -286,8 +283,7 @@ class ClassLink(param.Parameterized):
             done: Callable[[Any], None] | None = None) -> None:
         """A teacher's action on the store (reveal, next round, end), off the loop; then
         ``done(result)`` on it."""
-        store = self.store
-        self.work.submit(f"class-{key}", lambda: action(store), done or (lambda _: None),
+        self.work.submit(f"class-{key}", lambda: action(self.store), done or (lambda _: None),
                          self._failed)
 
 

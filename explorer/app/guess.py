@@ -32,6 +32,7 @@ import numpy as np
 import panel as pn
 import param
 
+from explorer.app.access import name_figures
 from explorer.app.class_link import ClassLink, relation_truth
 from explorer.app.components import figure_pane, flowing_row, set_flex_objects
 from explorer.app.page_panel import PagePanel
@@ -259,6 +260,13 @@ class GuessBlock(pn.viewable.Viewer):
 
     def refresh(self) -> None:
         """Show what the session's guess and the truth's state call for (on the loop)."""
+        self._refresh()
+        for view, truth in ((self.grid, False), (self._truth_view, True),
+                            (self._model_view, False)):
+            if view is not None:   # (titles change: the figures' accessible names follow)
+                name_figures(view.figure, truth=truth)
+
+    def _refresh(self) -> None:
         self.book.sync()
         mode = self.mode()
         self.layout.visible = bool(mode)
@@ -368,7 +376,7 @@ class GuessBlock(pn.viewable.Viewer):
         self._grid_caption.object = "<br>".join(line for line in lines if line)
         # the truth
         if self._truth_view is None:
-            self._truth_view = MatrixHeatmap(names, names, limit=1.0, title="The truth",
+            self._truth_view = MatrixHeatmap(names, names, limit=1.0, title="True relation",
                                              width=340, height=320)
             self._truth_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
             self.truth_column.objects = [figure_pane(self._truth_view.figure),
@@ -377,6 +385,8 @@ class GuessBlock(pn.viewable.Viewer):
         if view.row_names != names:
             view.set_names(names, names)
         view.update(np.asarray(relation, dtype=float))
+        view.figure.title.text = ("True relation" if (data.truth or {}).get("task_relation")
+                                  is not None else "True cosine of the weights")
         said = ["+1 related (blue), −1 negated (red), 0 unrelated (grey)."
                 if (data.truth or {}).get("task_relation") is not None else
                 "The true cosine of the tasks' weights (its sign: related or negated; near 0 "

@@ -44,6 +44,7 @@ import param
 
 from explorer.app.access import name_panes
 from explorer.app.components import beside, figure_pane, intro_card
+from explorer.app.guess import GuessPanel
 from explorer.app.matrix_upload import YourMatrixPanel
 from explorer.app.page_exports import PageExports
 from explorer.app.page_fit import PageFit, per_task_error
@@ -261,7 +262,8 @@ class ModelPageView(pn.viewable.Viewer):
         self._relabel_pending = False
         self._shown, self._stale = True, False
         self._kernel_work = None
-        self.panels = [*page.hooks.panels(), SweepPanel(page, self.params, state, self.runner),
+        self.panels = [*page.hooks.panels(), GuessPanel(state, page),
+                       SweepPanel(page, self.params, state, self.runner),
                        YourMatrixPanel()]
         for panel in self.panels:
             panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")

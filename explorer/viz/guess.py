@@ -91,8 +91,7 @@ class GuessGrid:
         self.source = ColumnDataSource({key: [] for key in
                                         ("x", "y", "i", "j", "fill", "ink", "symbol", "word")})
         self.figure = fig = figure(x_range=FactorRange(), y_range=FactorRange(), title=title,
-                                   toolbar_location=None, tools="", sizing_mode="fixed",
-                                   x_axis_location="above")
+                                   toolbar_location=None, tools="", sizing_mode="fixed")
         cells = fig.rect("x", "y", width=1, height=1, source=self.source, fill_color="fill",
                          line_color="white", line_width=2, selection_fill_color="fill",
                          selection_line_color="white", nonselection_fill_color="fill",
@@ -103,6 +102,8 @@ class GuessGrid:
         self.tap_tool = TapTool(renderers=[cells])
         fig.add_tools(self.tap_tool, HoverTool(renderers=[cells], tooltips=[
             ("pair", "@y – @x"), ("guess", "@word")]))
+        # the frame is sized by the cells (set_names); the figure takes what its names need
+        fig.width = fig.height = None
         fig.grid.grid_line_color = None
         fig.axis.major_tick_line_color = None
         fig.axis.axis_line_color = None
@@ -112,6 +113,15 @@ class GuessGrid:
         # on the same cell is a change again (the server sees [k], then []).
         self.source.selected.js_on_change("indices", CustomJS(
             code="if (cb_obj.indices.length) setTimeout(() => { cb_obj.indices = [] }, 0)"))
+        # BokehJS takes a click within 300 ms of the last for a double tap, which the tap
+        # tool ignores: a double tap selects the cell under it too, so quick clicks (on one
+        # cell or on two) all count
+        fig.js_on_event("doubletap", CustomJS(args={"source": self.source,
+                                                    "x_range": fig.x_range}, code="""
+            const m = x_range.factors.length, j = Math.floor(cb_obj.x);
+            const i = m - 1 - Math.floor(cb_obj.y);
+            if (i >= 0 && i < m && j >= 0 && j < m) source.selected.indices = [i * m + j];
+        """))
         self.source.selected.on_change("indices", self._selected)
         self.set_names(names)
 
@@ -130,6 +140,9 @@ class GuessGrid:
         labels = m <= MAX_NAMED   # past it the names would overlap; hover names each pair
         fig.xaxis.major_label_text_font_size = fig.yaxis.major_label_text_font_size = (
             "11pt" if labels else "0pt")
+        # short names (T0, T1, ...) level; longer ones slanted so that they do not overlap
+        fig.xaxis.major_label_orientation = (
+            "horizontal" if max((len(n) for n in names), default=0) <= 3 else 0.8)
         self.text.glyph.text_font_size = f"{int(min(16, max(9, cell * 0.45)))}px"
         if relation is not None:
             self.relation = np.array(relation, dtype=float)

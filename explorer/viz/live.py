@@ -60,16 +60,20 @@ MIN_VALUE_CELL_PX = 17
 
 def cell_text(values: np.ndarray, cell_px: float) -> list[str]:
     """The values as cell labels that fit ``cell_px`` at a 12-13 px font: two decimals in
-    wide cells, one in narrower ones, and without the leading zero in the narrowest.
+    wide cells, one in narrower ones, and without the leading zero in the narrowest; "?"
+    for a value nobody knows (NaN: a pair no student guessed).
 
-    >>> cell_text(np.array([0.934, -0.5, 0.0, 1.0, -0.001]), 50)
-    ['0.93', '-0.50', '0', '1.00', '0']
+    >>> cell_text(np.array([0.934, -0.5, 0.0, 1.0, -0.001, np.nan]), 50)
+    ['0.93', '-0.50', '0', '1.00', '0', '?']
     >>> cell_text(np.array([0.934, -0.5]), 30), cell_text(np.array([0.934, -0.5]), 20)
     (['0.9', '-0.5'], ['.9', '-.5'])
     """
     decimals = 2 if cell_px >= 44 else 1
     texts = []
     for value in np.asarray(values, dtype=float).ravel():
+        if np.isnan(value):
+            texts.append("?")
+            continue
         text = f"{value:.{decimals}f}"
         if float(text) == 0.0:   # no "-0.00"
             texts.append("0")

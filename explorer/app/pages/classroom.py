@@ -18,6 +18,7 @@ import io
 import numpy as np
 import panel as pn
 
+from explorer.app.access import name_figures
 from explorer.app.class_link import (
     ClassLink,
     class_links,
@@ -26,7 +27,7 @@ from explorer.app.class_link import (
     relation_truth,
     scenario_data,
 )
-from explorer.app.components import figure_pane, flowing_row, set_flex_objects
+from explorer.app.components import figure_pane, flowing_row, intro_card, set_flex_objects
 from explorer.app.guess import GuessBook
 from explorer.app.work import locked
 from explorer.classroom import most_wrong_pairs, pooled_guess, score_guess
@@ -129,12 +130,12 @@ class ClassPage(pn.viewable.Viewer):
             self.header, pn.Row(self.student_link, self.teacher_link,
                                 sizing_mode="stretch_width"),
             self.count,
-            pn.Row(self.reveal_button, self.next_scenario, self.next_button, self.download,
-                   self.end_button),
+            flowing_row(self.reveal_button, self.next_scenario, self.next_button,
+                        self.download, self.end_button),
             self.matrices, self.class_row, self.names, sizing_mode="stretch_width",
             visible=False)
-        self.layout = pn.Column(pn.pane.Markdown(INTRO, sizing_mode="stretch_width"),
-                                self.message, self.opening, self.teacher,
+        self.intro = intro_card(INTRO, collapsed=False)   # folded for a class's teacher
+        self.layout = pn.Column(self.intro, self.message, self.opening, self.teacher,
                                 sizing_mode="stretch_width")
         self.open_button.on_click(locked(lambda *_: self.open_class()))
         self.reveal_button.on_click(locked(lambda *_: self.reveal()))
@@ -167,6 +168,7 @@ class ClassPage(pn.viewable.Viewer):
             self.message.visible = True
         self.opening.visible = not link.role
         self.teacher.visible = teacher
+        self.intro.collapsed = teacher
         if not teacher:
             self.snapshot = None
             self.state.work.stop_every(CHECK)
@@ -178,8 +180,9 @@ class ClassPage(pn.viewable.Viewer):
             self.state.work.submit("class-scenarios", class_scenarios, self._scenarios)
         if self._shown:
             if not self.state.work.checking(CHECK):
-                code, key, store = link.code, self.state.class_key, link.store
-                poll(self.state, CHECK, lambda: class_snapshot(store, code, key), self._show,
+                code, key = link.code, self.state.class_key
+                poll(self.state, CHECK, lambda: class_snapshot(link.store, code, key),
+                     self._show,
                      self.link._failed,
                      still=lambda: self._shown and self.link.role == "teacher")
         else:
@@ -264,16 +267,16 @@ class ClassPage(pn.viewable.Viewer):
         pooled = snapshot["pooled"]
         mean = self._heatmap("pooled", names, "The class's mean guess")
         if pooled is not None:
-            mean.update(np.nan_to_num(pooled, nan=0.0))
+            mean.update(pooled)   # (a pair nobody guessed: "?")
             agreement = relationship_agreement(np.nan_to_num(pooled, nan=0.0), relation)
             mean.pane[1].object = agreement_html(agreement).replace(
                 "Agreement with the truth", "The class's mean against the truth")
         else:
-            mean.update(np.zeros((len(names), len(names))))
+            mean.update(np.full((len(names), len(names)), np.nan))
             mean.pane[1].object = "No guess locked yet."
         items.append(mean.pane)
         if relation is not None:
-            truth = self._heatmap("truth", names, "The truth")
+            truth = self._heatmap("truth", names, "True relation")
             truth.update(np.asarray(relation, dtype=float))
             truth.pane[1].object = ("+1 related, −1 negated, 0 unrelated." if (
                 data.truth or {}).get("task_relation") is not None else
@@ -292,12 +295,15 @@ class ClassPage(pn.viewable.Viewer):
                                                  ).replace("Agreement with the truth",
                                                            "The model against the truth")
             items.append(view.pane)
+        for name, view in self._views.items():   # the figures' accessible names
+            name_figures(view.figure, truth=name == "truth")
         if [id(o) for o in self.matrices.objects] != [id(o) for o in items]:
             set_flex_objects(self.matrices, items)
         if self.bars is None:
             self.bars = ScoreBars()
             set_flex_objects(self.class_row, [figure_pane(self.bars.figure), self.wrong])
         self.bars.update(snapshot["scores"])
+        name_figures(self.bars.figure)
         wrong = snapshot["wrong"]
         if wrong:
             truth_signs = signs_of(relation)
