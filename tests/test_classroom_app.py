@@ -272,3 +272,16 @@ def test_the_app_has_one_store_per_process(monkeypatch, tmp_path):
         assert first is class_link.process_store() and str(tmp_path) in first.url
     finally:
         pn.state.cache.pop("explorer.classroom.store", None)
+
+
+def test_the_teachers_view_shows_the_model_beside_the_truth_once_the_teacher_fitted_it(store):
+    teacher, page = open_class(store, "negated_task")
+    assert teacher.scenario == "negated_task" and teacher.page == "class"
+    assert "model" not in page._views
+    view = PAGE["shared_vs_separate"].build(teacher)
+    run(view)
+    teacher.work.check(CHECK)
+    model = page._views["model"]
+    assert [id(o) for o in page.matrices.objects][-1] == id(model.pane)
+    assert model.figure.title.text == "The model's similarity (Shared vs separate)"
+    assert "The model against the truth" in model.pane[1].object
