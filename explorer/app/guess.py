@@ -170,7 +170,172 @@ def guesses_on(state) -> bool:
 
 
 # ---------------------------------------------------------------------- the block
-class GuessBlock(pn.viewable.Viewer):
+class _GuessChoices:
+    """What a :class:`GuessBlock` asks besides the pairs and says of the lock: the outlier
+    tasks and shared features (kept equal to the session's guess), the nickname, the status
+    line; the grid's clicks and the choices' changes go to the session's guess."""
+
+    def _status_text(self) -> str:
+        book = self.book
+        if book.locked is None:
+            return ("Nothing locked yet." if self.link.role != "student" else
+                    f"Class <b>{escape(self.link.code)}</b>, round {self.link.round}: lock "
+                    "your guess before the teacher reveals the truth.")
+        who = escape(self.link.nickname.strip()) or "anonymous"
+        if self.link.role == "student":
+            return (f"<b>Locked</b> at {book.locked_at} as <b>{who}</b>: the class's store "
+                    "has it. You may change it and lock again until the teacher reveals the "
+                    "truth.")
+        return (f"<b>Locked</b> at {book.locked_at}. Press <i>Show the truth</i> when you are "
+                "ready.")
+
+    def _sync_choices(self, data, names, outliers, features, guessing: bool) -> None:
+        asks_outliers = outliers is not None
+        self.outliers.visible = self._outliers_label.visible = asks_outliers
+        if asks_outliers:
+            options = {name: t for t, name in enumerate(names)}
+            if self.outliers.options != options:
+                self.outliers.options = options
+            picked = [int(t) for t in np.flatnonzero(self.book.outliers)]
+            if sorted(self.outliers.value) != picked:
+                self.outliers.value = picked
+        asks_features = features is not None
+        self.features.visible = asks_features
+        if asks_features:
+            options = {str(name): k for k, name in enumerate(data.feature_names)}
+            if self.features.options != options:
+                self.features.options = options
+            if sorted(self.features.value) != sorted(self.book.features):
+                self.features.value = list(self.book.features)
+        self.outliers.disabled = self.features.disabled = not guessing
+
+    def _tapped(self, i: int, j: int) -> None:
+        book = self.book
+        if book.relation.shape == self.grid.relation.shape:
+            book.relation[i, j] = book.relation[j, i] = self.grid.relation[i, j]
+            book.touch()
+
+    def _outliers_picked(self, event) -> None:
+        if self.mode() != "guess":
+            return
+        picked = np.zeros(self.book.relation.shape[0], dtype=bool)
+        picked[[int(t) for t in event.new if 0 <= int(t) < picked.size]] = True
+        if not np.array_equal(picked, self.book.outliers):
+            self.book.outliers = picked
+            self.book.touch()
+
+    def _features_picked(self, event) -> None:
+        if self.mode() != "guess":
+            return
+        chosen = tuple(sorted(int(k) for k in event.new))[:MAX_FEATURES]
+        if chosen != self.book.features:
+            self.book.features = chosen
+            self.book.touch()
+
+    def _nickname_typed(self, event) -> None:
+        if self.link.nickname != event.new:
+            self.link.nickname = event.new
+
+    def _nickname_set(self, event) -> None:
+        if self.nickname.value != event.new:
+            self.nickname.value = event.new
+
+
+class _GuessReveal:
+    """The reveal of a :class:`GuessBlock`: the locked guess scored against the truth, the
+    truth, and the page's fitted model beside them, each with its agreement."""
+
+    def _reveal(self, data, names, relation, outliers, features) -> None:
+        book = self.book
+        guess = book.locked
+        truth = {"task_relation": np.asarray(relation, dtype=float),
+                 "outlier_tasks": outliers, "shared_features": features}
+        scores = score_guess(guess, {k: v for k, v in truth.items() if v is not None})
+        n_open = int(np.sum(np.isnan(guess.relation[~np.eye(data.n_tasks, dtype=bool)]))) // 2
+        lines = [agreement_html(scores["relation"]).replace(
+            "Agreement with the truth", "Your guess against the truth")]
+        if n_open:
+            lines.append(f"{n_open} pair{'s' if n_open > 1 else ''} left open (don't know) "
+                         "are not counted.")
+        lines += [detection_line("Outlier tasks", scores.get("outliers")),
+                  detection_line("Shared features", scores.get("features"))]
+        self._grid_caption.object = "<br>".join(line for line in lines if line)
+        # the truth
+        if self._truth_view is None:
+            self._truth_view = MatrixHeatmap(names, names, limit=1.0, title="True relation",
+                                             width=340, height=320)
+            self._truth_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
+            self.truth_column.objects = [figure_pane(self._truth_view.figure),
+                                         self._truth_caption]
+        view = self._truth_view
+        if view.row_names != names:
+            view.set_names(names, names)
+        view.update(np.asarray(relation, dtype=float))
+        view.figure.title.text = ("True relation" if (data.truth or {}).get("task_relation")
+                                  is not None else "True cosine of the weights")
+        said = ["+1 related (blue), −1 negated (red), 0 unrelated (grey)."
+                if (data.truth or {}).get("task_relation") is not None else
+                "The true cosine of the tasks' weights (its sign: related or negated; near 0 "
+                "unrelated)."]
+        if outliers is not None:
+            said.append("True outlier tasks: <b>" + escape(", ".join(
+                names[t] for t in np.flatnonzero(outliers)) or "none") + "</b>.")
+        if features is not None:
+            said.append(f"True shared features: <b>{int(np.sum(features))}</b> of "
+                        f"{len(features)}.")
+        self._truth_caption.object = " ".join(said)
+        self.truth_column.visible = True
+        # the model
+        model = self.model if self.model is not None and self.model.get("data") is data else None
+        estimate = model.get("relation") if model else None
+        items = [self.guess_column, self.truth_column]
+        if model is not None:
+            items.append(self.model_column)
+            self._show_model(model, names, relation, outliers, features)
+        elif self.page_title:
+            self._model_note.object = (f"Run the fit of <i>{escape(self.page_title)}</i>: "
+                                       "its estimate joins your guess and the truth here.")
+            items.append(self._model_note)
+        self.model_column.visible = model is not None
+        self._arrange(items)
+        self.sentence.object = escape(where_wrong(guess, relation, estimate, names))
+        self.sentence.visible = True
+
+    def _show_model(self, model, names, relation, outliers, features) -> None:
+        lines = []
+        estimate = model.get("relation")
+        if estimate is not None:
+            limit = float(np.nanmax(np.abs(estimate))) or 1.0
+            if self._model_view is None:
+                self._model_view = MatrixHeatmap(names, names, limit=limit, width=340,
+                                                 height=320, title="")
+                self._model_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
+                self.model_column.objects = [figure_pane(self._model_view.figure),
+                                             self._model_caption]
+            view = self._model_view
+            if view.row_names != names:
+                view.set_names(names, names)
+            view.set_limit(limit)
+            view.update(estimate)
+            view.figure.title.text = f"The model's {model['key']}"
+            lines.append(agreement_html(relationship_agreement(estimate, relation)).replace(
+                "Agreement with the truth", "The model against the truth"))
+        else:
+            if not hasattr(self, "_model_caption"):
+                self._model_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
+                self.model_column.objects = [self._model_caption]
+            lines.append(f"The model ({escape(model['name'])}) learns no tasks x tasks "
+                         "matrix.")
+        if outliers is not None and model.get("outliers") is not None:
+            lines.append(detection_line("The model's outlier tasks",
+                                        _precision_recall(model["outliers"], outliers)))
+        if features is not None and model.get("features") is not None:
+            lines.append(detection_line("The model's shared features",
+                                        _precision_recall(model["features"], features)))
+        self._model_caption.object = "<br>".join(lines)
+
+
+class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
     """The guess of one page (see the module docstring).
 
     Parameters
@@ -324,162 +489,7 @@ class GuessBlock(pn.viewable.Viewer):
         if [id(o) for o in self.row.objects] != [id(o) for o in items]:
             set_flex_objects(self.row, items)
 
-    def _status_text(self) -> str:
-        book = self.book
-        if book.locked is None:
-            return ("Nothing locked yet." if self.link.role != "student" else
-                    f"Class <b>{escape(self.link.code)}</b>, round {self.link.round}: lock "
-                    "your guess before the teacher reveals the truth.")
-        who = escape(self.link.nickname.strip()) or "anonymous"
-        if self.link.role == "student":
-            return (f"<b>Locked</b> at {book.locked_at} as <b>{who}</b>: the class's store "
-                    "has it. You may change it and lock again until the teacher reveals the "
-                    "truth.")
-        return (f"<b>Locked</b> at {book.locked_at}. Press <i>Show the truth</i> when you are "
-                "ready.")
-
-    def _sync_choices(self, data, names, outliers, features, guessing: bool) -> None:
-        asks_outliers = outliers is not None
-        self.outliers.visible = self._outliers_label.visible = asks_outliers
-        if asks_outliers:
-            options = {name: t for t, name in enumerate(names)}
-            if self.outliers.options != options:
-                self.outliers.options = options
-            picked = [int(t) for t in np.flatnonzero(self.book.outliers)]
-            if sorted(self.outliers.value) != picked:
-                self.outliers.value = picked
-        asks_features = features is not None
-        self.features.visible = asks_features
-        if asks_features:
-            options = {str(name): k for k, name in enumerate(data.feature_names)}
-            if self.features.options != options:
-                self.features.options = options
-            if sorted(self.features.value) != sorted(self.book.features):
-                self.features.value = list(self.book.features)
-        self.outliers.disabled = self.features.disabled = not guessing
-
-    # ------------------------------------------------------------------ the reveal
-    def _reveal(self, data, names, relation, outliers, features) -> None:
-        book = self.book
-        guess = book.locked
-        truth = {"task_relation": np.asarray(relation, dtype=float),
-                 "outlier_tasks": outliers, "shared_features": features}
-        scores = score_guess(guess, {k: v for k, v in truth.items() if v is not None})
-        n_open = int(np.sum(np.isnan(guess.relation[~np.eye(data.n_tasks, dtype=bool)]))) // 2
-        lines = [agreement_html(scores["relation"]).replace(
-            "Agreement with the truth", "Your guess against the truth")]
-        if n_open:
-            lines.append(f"{n_open} pair{'s' if n_open > 1 else ''} left open (don't know) "
-                         "are not counted.")
-        lines += [detection_line("Outlier tasks", scores.get("outliers")),
-                  detection_line("Shared features", scores.get("features"))]
-        self._grid_caption.object = "<br>".join(line for line in lines if line)
-        # the truth
-        if self._truth_view is None:
-            self._truth_view = MatrixHeatmap(names, names, limit=1.0, title="True relation",
-                                             width=340, height=320)
-            self._truth_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
-            self.truth_column.objects = [figure_pane(self._truth_view.figure),
-                                         self._truth_caption]
-        view = self._truth_view
-        if view.row_names != names:
-            view.set_names(names, names)
-        view.update(np.asarray(relation, dtype=float))
-        view.figure.title.text = ("True relation" if (data.truth or {}).get("task_relation")
-                                  is not None else "True cosine of the weights")
-        said = ["+1 related (blue), −1 negated (red), 0 unrelated (grey)."
-                if (data.truth or {}).get("task_relation") is not None else
-                "The true cosine of the tasks' weights (its sign: related or negated; near 0 "
-                "unrelated)."]
-        if outliers is not None:
-            said.append("True outlier tasks: <b>" + escape(", ".join(
-                names[t] for t in np.flatnonzero(outliers)) or "none") + "</b>.")
-        if features is not None:
-            said.append(f"True shared features: <b>{int(np.sum(features))}</b> of "
-                        f"{len(features)}.")
-        self._truth_caption.object = " ".join(said)
-        self.truth_column.visible = True
-        # the model
-        model = self.model if self.model is not None and self.model.get("data") is data else None
-        estimate = model.get("relation") if model else None
-        items = [self.guess_column, self.truth_column]
-        if model is not None:
-            items.append(self.model_column)
-            self._show_model(model, names, relation, outliers, features)
-        elif self.page_title:
-            self._model_note.object = (f"Run the fit of <i>{escape(self.page_title)}</i>: "
-                                       "its estimate joins your guess and the truth here.")
-            items.append(self._model_note)
-        self.model_column.visible = model is not None
-        self._arrange(items)
-        self.sentence.object = escape(where_wrong(guess, relation, estimate, names))
-        self.sentence.visible = True
-
-    def _show_model(self, model, names, relation, outliers, features) -> None:
-        lines = []
-        estimate = model.get("relation")
-        if estimate is not None:
-            limit = float(np.nanmax(np.abs(estimate))) or 1.0
-            if self._model_view is None:
-                self._model_view = MatrixHeatmap(names, names, limit=limit, width=340,
-                                                 height=320, title="")
-                self._model_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
-                self.model_column.objects = [figure_pane(self._model_view.figure),
-                                             self._model_caption]
-            view = self._model_view
-            if view.row_names != names:
-                view.set_names(names, names)
-            view.set_limit(limit)
-            view.update(estimate)
-            view.figure.title.text = f"The model's {model['key']}"
-            lines.append(agreement_html(relationship_agreement(estimate, relation)).replace(
-                "Agreement with the truth", "The model against the truth"))
-        else:
-            if not hasattr(self, "_model_caption"):
-                self._model_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
-                self.model_column.objects = [self._model_caption]
-            lines.append(f"The model ({escape(model['name'])}) learns no tasks x tasks "
-                         "matrix.")
-        if outliers is not None and model.get("outliers") is not None:
-            lines.append(detection_line("The model's outlier tasks",
-                                        _precision_recall(model["outliers"], outliers)))
-        if features is not None and model.get("features") is not None:
-            lines.append(detection_line("The model's shared features",
-                                        _precision_recall(model["features"], features)))
-        self._model_caption.object = "<br>".join(lines)
-
     # ------------------------------------------------------------------ actions
-    def _tapped(self, i: int, j: int) -> None:
-        book = self.book
-        if book.relation.shape == self.grid.relation.shape:
-            book.relation[i, j] = book.relation[j, i] = self.grid.relation[i, j]
-            book.touch()
-
-    def _outliers_picked(self, event) -> None:
-        if self.mode() != "guess":
-            return
-        picked = np.zeros(self.book.relation.shape[0], dtype=bool)
-        picked[[int(t) for t in event.new if 0 <= int(t) < picked.size]] = True
-        if not np.array_equal(picked, self.book.outliers):
-            self.book.outliers = picked
-            self.book.touch()
-
-    def _features_picked(self, event) -> None:
-        if self.mode() != "guess":
-            return
-        chosen = tuple(sorted(int(k) for k in event.new))[:MAX_FEATURES]
-        if chosen != self.book.features:
-            self.book.features = chosen
-            self.book.touch()
-
-    def _nickname_typed(self, event) -> None:
-        if self.link.nickname != event.new:
-            self.link.nickname = event.new
-
-    def _nickname_set(self, event) -> None:
-        if self.nickname.value != event.new:
-            self.nickname.value = event.new
-
     def lock(self) -> None:
         """Lock the draft: alone, the session keeps it; in a class, the store has it before
         the block says so."""

@@ -225,6 +225,23 @@ def _same_examples(shown, train) -> bool:
             and shown.y is train.y and shown.task is train.task)
 
 
+class _PanelWork:
+    """The work service of a page's panels: the session's, or in a notebook (whose state
+    builds its data in the cell) one on the kernel's loop, so a figure made after a fit does
+    not hold the kernel."""
+
+    def __init__(self, state):
+        self.state, self._kernel = state, None
+
+    def __call__(self) -> WorkService:
+        work = self.state.work
+        if work.asynchronous or not in_notebook_kernel():
+            return work
+        if self._kernel is None:
+            self._kernel = WorkService.for_document(pn.state.curdoc)
+        return self._kernel
+
+
 class ModelPageView(pn.viewable.Viewer):
     """One session's page for a :class:`ModelPage` declaration: it wires its parts (``fit``,
     ``flow``, ``outcome``, ``notice``, ``exports``: see the module docstring), owns the
@@ -261,12 +278,12 @@ class ModelPageView(pn.viewable.Viewer):
         self._train = None         # the training data the views show
         self._relabel_pending = False
         self._shown, self._stale = True, False
-        self._kernel_work = None
         self.panels = [*page.hooks.panels(), GuessPanel(state, page),
                        SweepPanel(page, self.params, state, self.runner),
                        YourMatrixPanel()]
+        work = _PanelWork(state)
         for panel in self.panels:
-            panel.bind(self._panel_work, f"{page.slug}.{type(panel).__name__}")
+            panel.bind(work, f"{page.slug}.{type(panel).__name__}")
         panes.add_panels(self.panels)
         self._layout = self._arrange()
         state.param.watch(locked(self._data_changed), "train")
@@ -306,17 +323,6 @@ class ModelPageView(pn.viewable.Viewer):
     def code(self) -> str:
         """The Python that reproduces the page (:meth:`PageExports.code`)."""
         return self.exports.code()
-
-    def _panel_work(self):
-        """The work service of the panels: the session's, or in a notebook (whose state
-        builds its data in the cell) one on the kernel's loop, so a figure made after a fit
-        does not hold the kernel."""
-        work = self.state.work
-        if work.asynchronous or not in_notebook_kernel():
-            return work
-        if self._kernel_work is None:
-            self._kernel_work = WorkService.for_document(pn.state.curdoc)
-        return self._kernel_work
 
     def close(self) -> None:
         """The session ended: stop the worker (paused or not), the panels' work, and release

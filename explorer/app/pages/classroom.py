@@ -83,7 +83,52 @@ def class_snapshot(store, code: str, key: str) -> dict | None:
     }
 
 
-class ClassPage(pn.viewable.Viewer):
+class _TeacherActions:
+    """What the teacher does on the Class page: open a class, reveal the truth, the next
+    round (the teacher's session moves to its data), end the class, download its CSV."""
+
+    def open_class(self) -> None:
+        state = self.state
+        self.link.open_class(state.scenario if not state.scenario_edited else "")
+
+    def reveal(self) -> None:
+        code, key = self.link.code, self.state.class_key
+        self.link.run("reveal", lambda store: store.reveal(code, key), self._acted)
+
+    def next_round(self) -> None:
+        name = self.next_scenario.value
+        if not name:
+            return
+        code, key = self.link.code, self.state.class_key
+
+        def action(store):
+            return store.next_round(code, key, name, n_tasks=int(scenario_data(name).n_tasks))
+
+        def moved(_) -> None:
+            self.state.apply_preset(name)       # the teacher's session on the round's data
+            self.state.page = "class"
+            self._acted()
+
+        self.link.run("next", action, moved)
+
+    def end_class(self) -> None:
+        code, key = self.link.code, self.state.class_key
+
+        def ended(_) -> None:
+            self.state.param.update(class_code="", class_key="")
+            self.link.message = "The class has ended: its guesses are deleted."
+
+        self.link.run("end", lambda store: store.end_class(code, key), ended)
+
+    def _acted(self, *_) -> None:
+        self.state.work.check(CHECK)
+
+    def _csv(self):
+        snapshot = self.snapshot
+        return io.StringIO(snapshot["csv"] if snapshot else "")
+
+
+class ClassPage(_TeacherActions, pn.viewable.Viewer):
     """The Class page of one session (see the module docstring)."""
 
     def __init__(self, state, **params):
@@ -191,47 +236,6 @@ class ClassPage(pn.viewable.Viewer):
     def _scenarios(self, found: dict) -> None:
         self.next_scenario.options = {title: name for name, title in found.items()}
 
-    # ------------------------------------------------------------------ actions
-    def open_class(self) -> None:
-        state = self.state
-        self.link.open_class(state.scenario if not state.scenario_edited else "")
-
-    def reveal(self) -> None:
-        code, key = self.link.code, self.state.class_key
-        self.link.run("reveal", lambda store: store.reveal(code, key), self._acted)
-
-    def next_round(self) -> None:
-        name = self.next_scenario.value
-        if not name:
-            return
-        code, key = self.link.code, self.state.class_key
-
-        def action(store):
-            return store.next_round(code, key, name, n_tasks=int(scenario_data(name).n_tasks))
-
-        def moved(_) -> None:
-            self.state.apply_preset(name)       # the teacher's session on the round's data
-            self.state.page = "class"
-            self._acted()
-
-        self.link.run("next", action, moved)
-
-    def end_class(self) -> None:
-        code, key = self.link.code, self.state.class_key
-
-        def ended(_) -> None:
-            self.state.param.update(class_code="", class_key="")
-            self.link.message = "The class has ended: its guesses are deleted."
-
-        self.link.run("end", lambda store: store.end_class(code, key), ended)
-
-    def _acted(self, *_) -> None:
-        self.state.work.check(CHECK)
-
-    def _csv(self):
-        snapshot = self.snapshot
-        return io.StringIO(snapshot["csv"] if snapshot else "")
-
     # ------------------------------------------------------------------ the view
     def _heatmap(self, name: str, names: list[str], title: str, limit: float = 1.0):
         view = self._views.get(name)
@@ -263,6 +267,19 @@ class ClassPage(pn.viewable.Viewer):
         self.count.object = f"<b>{n} locked</b> a guess this round."
         self.reveal_button.disabled = found.revealed
         names = [str(t) for t in data.task_names]
+        self._show_matrices(snapshot, names, relation, data, found)
+        if self.bars is None:
+            self.bars = ScoreBars()
+            set_flex_objects(self.class_row, [figure_pane(self.bars.figure), self.wrong])
+        self.bars.update(snapshot["scores"])
+        name_figures(self.bars.figure)
+        self.wrong.object = _wrong_pairs(snapshot["wrong"], names, relation, n)
+        shown = [escape(name) if name.strip() else "<i>anonymous</i>"
+                 for name in snapshot["nicknames"]]
+        self.names.object = ("Locked: " + ", ".join(shown)) if shown else ""
+
+    def _show_matrices(self, snapshot: dict, names: list[str], relation, data, found) -> None:
+        """The class's mean guess, the truth and the teacher's fitted model, side by side."""
         items = []
         pooled = snapshot["pooled"]
         mean = self._heatmap("pooled", names, "The class's mean guess")
@@ -299,25 +316,17 @@ class ClassPage(pn.viewable.Viewer):
             name_figures(view.figure, truth=name == "truth")
         if [id(o) for o in self.matrices.objects] != [id(o) for o in items]:
             set_flex_objects(self.matrices, items)
-        if self.bars is None:
-            self.bars = ScoreBars()
-            set_flex_objects(self.class_row, [figure_pane(self.bars.figure), self.wrong])
-        self.bars.update(snapshot["scores"])
-        name_figures(self.bars.figure)
-        wrong = snapshot["wrong"]
-        if wrong:
-            truth_signs = signs_of(relation)
-            lines = [f"<b>{escape(names[i])}–{escape(names[j])}</b>: {share:.0%} of the class "
-                     f"wrong (the truth: {relation_words(truth_signs[i, j])})"
-                     for i, j, share in wrong]
-            self.wrong.object = "<b>The pairs the class got most wrong</b><br>" + "<br>".join(
-                lines)
-        else:
-            self.wrong.object = ("<b>The pairs the class got most wrong</b><br>none yet"
-                                 if n else "")
-        shown = [escape(name) if name.strip() else "<i>anonymous</i>"
-                 for name in snapshot["nicknames"]]
-        self.names.object = ("Locked: " + ", ".join(shown)) if shown else ""
+
+
+def _wrong_pairs(wrong, names: list[str], relation, n_locked: int) -> str:
+    """The pairs the class got most wrong (``(i, j, share)``), as HTML ('' before a lock)."""
+    if not wrong:
+        return "<b>The pairs the class got most wrong</b><br>none yet" if n_locked else ""
+    truth_signs = signs_of(relation)
+    lines = [f"<b>{escape(names[i])}–{escape(names[j])}</b>: {share:.0%} of the class "
+             f"wrong (the truth: {relation_words(truth_signs[i, j])})"
+             for i, j, share in wrong]
+    return "<b>The pairs the class got most wrong</b><br>" + "<br>".join(lines)
 
 
 def signs_of(relation) -> np.ndarray:
