@@ -115,8 +115,10 @@ def test_a_teacher_opens_a_class_two_students_lock_and_see_the_reveal(class_serv
         for i, j, symbol in pairs:
             click_cell(page, i, j, symbol)
         page.get_by_role("button", name="Lock my guess").click()
-        status = page.get_by_text(re.compile(r"^Locked at \d\d:\d\d:\d\d as "))
-        expect(status).to_be_visible(timeout=15_000)   # once the store has it
+        # the store has it (or said why not), then the page says so
+        status = page.get_by_text(re.compile(r"^(Locked at \d\d:\d\d:\d\d as |Not locked)"))
+        expect(status).to_be_visible(timeout=15_000)
+        assert status.inner_text().startswith("Locked at"), status.inner_text()
         expect(status).to_contain_text(f"as {nickname}:")      # the markup shown as text
         expect(page.get_by_role("button", name="Show the truth")).to_be_disabled()
         students.append(page)
