@@ -285,3 +285,18 @@ def test_the_teachers_view_shows_the_model_beside_the_truth_once_the_teacher_fit
     assert [id(o) for o in page.matrices.objects][-1] == id(model.pane)
     assert model.figure.title.text == "The model's similarity (Shared vs separate)"
     assert "The model against the truth" in model.pane[1].object
+
+
+def test_a_store_that_fails_is_said_once_not_at_every_check(store, monkeypatch):
+    state, block = join(open_class(store)[1].link.code)
+    said = len(state.notices)
+
+    def down(code):
+        raise OSError("the database is away")
+
+    monkeypatch.setattr(store, "class_state", down)
+    for _ in range(3):
+        state.work.check("class")
+    assert [m for _, m in list(state.notices)[said:]] == [
+        "The class's store could not be reached: the database is away"]
+    assert ClassLink.of(state).role == "student" and state.work.checking("class")

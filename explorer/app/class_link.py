@@ -128,6 +128,7 @@ class ClassLink(param.Parameterized):
         #: this session's id in the class (random; the store keeps its guesses under it)
         self.student = secrets.token_urlsafe(12)
         self._holding = False
+        self._poll_failing = False
         state.param.watch(self._link_changed, ["class_code", "class_key"])
         state.param.watch(self._hide_changed, "hide_truth")
         if state.class_code:
@@ -192,7 +193,7 @@ class ClassLink(param.Parameterized):
                 self.state.page = "class"
         else:
             poll(self.state, "class", lambda: self.store.class_state(found.code), self._polled,
-                 self._failed, still=lambda: self.role == "student")
+                 self.poll_failed, still=lambda: self.role == "student")
 
     def _refuse(self, message: str) -> None:
         """The link names no class this session may join: say so, keep nothing of it."""
@@ -204,6 +205,15 @@ class ClassLink(param.Parameterized):
     def _failed(self, exc: Exception) -> None:
         self.state.notify(f"The class's store could not be reached: {exc}", "error")
 
+    def poll_failed(self, exc: Exception) -> None:
+        """A check of the class failed: said once (not every few seconds) until one works."""
+        if not self._poll_failing:
+            self._poll_failing = True
+            self._failed(exc)
+
+    def poll_worked(self) -> None:
+        self._poll_failing = False
+
     def _leave(self) -> None:
         self.work.stop_every("class")
         self.param.update(role="", code="", round=0, scenario="", n_tasks=0, revealed=False)
@@ -211,6 +221,7 @@ class ClassLink(param.Parameterized):
     # ------------------------------------------------------------------ the round
     def _polled(self, found: ClassState | None) -> None:
         """What the store says of the class now (on the event loop)."""
+        self.poll_worked()
         if self.role != "student":
             return
         if found is None:

@@ -228,7 +228,7 @@ class ClassPage(_TeacherActions, pn.viewable.Viewer):
                 code, key = link.code, self.state.class_key
                 poll(self.state, CHECK, lambda: class_snapshot(link.store, code, key),
                      self._show,
-                     self.link._failed,
+                     self.link.poll_failed,
                      still=lambda: self._shown and self.link.role == "teacher")
         else:
             self.state.work.stop_every(CHECK)
@@ -253,6 +253,7 @@ class ClassPage(_TeacherActions, pn.viewable.Viewer):
 
     def _show(self, snapshot: dict | None) -> None:
         """Show what the store says of the class now (on the loop)."""
+        self.link.poll_worked()
         if snapshot is None:
             self.state.param.update(class_code="", class_key="")
             self.link.message = "The class has ended or expired."
