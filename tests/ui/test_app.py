@@ -271,7 +271,9 @@ def test_outliers_page_runs_and_a_lambda_slider_refits(app_url, page):
     assert any(s > 0 for s in scores)                       # some task was called an outlier
     assert "F1 against the truth" in page.get_by_text("Test nMSE").first.inner_text()
     # lambda_columns to its largest value: the slider refits (warm) and no task stays an outlier
-    slider = page.locator("div", has=page.get_by_text("Outlier tasks: lambda_columns")).filter(
+    # (the label with its value: the Sweep section's Setting menu names the slider too)
+    label = page.get_by_text(re.compile(r"^Outlier tasks: lambda_columns / max: "))
+    slider = page.locator("div", has=label).filter(
         has=page.locator(".noUi-handle")).last       # the innermost box with label and slider
     handle = slider.locator(".noUi-handle")
     handle.focus()
