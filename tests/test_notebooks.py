@@ -183,3 +183,16 @@ def test_notebook_runs(path, tmp_path):
     check = CHECKS.get(path.name[:2])
     if check is not None:
         check(_text(nb))
+
+
+def _check_08(text: str) -> None:
+    (guess,) = _number(r"your guess: sign agreement ([\d.]+)", text)
+    assert guess < 1.0, "the lesson's guess misses the negated task"
+    for name in ("RegularizedMTL", "MT-KNN"):
+        (sign,) = _number(rf"(?m)^{re.escape(name)} +([\d.]+) ", text)
+        assert sign == 1.0, f"{name} should read every related/negated pair's sign"
+    assert re.search(r"You took T0-T2 as related \(they are negated\)", text)
+    assert "The model got all 6 pairs' signs right." in text
+
+
+CHECKS["08"] = _check_08
