@@ -53,6 +53,21 @@ loops) run beside the server and the clients from before the server starts until
 (stopped on an error or Ctrl-C too); ``handicap`` and ``handicap_cores`` (the CPU they got)
 are in the JSON.
 
+``--class N`` (issue 41) measures a class instead: ``python -m explorer serve --class
+--class-db <a temporary SQLite file> --num-procs P`` on a free port; the class code and the
+teacher's key are read from the links it prints; N students then lock a guess within the same
+second, and the teacher's count is polled until it reads N. The students lock through
+``ClassStore(url).lock_guess``, one thread each, all released at once by a barrier
+(``"class_client": "store"``: the store every server process shares, not the guess widgets
+over a session); the teacher's count is ``ClassStore.n_locked`` with the teacher's key, read
+every 10 ms; meanwhile the teacher's Class page is open in a session over the websocket (as
+the load's clients open theirs). JSON: ``class_stored`` (guesses in the store),
+``class_lock_spread_s`` (first lock started -> last lock committed), ``class_lock_max_s``
+(the slowest lock), ``class_teacher_count_s`` (the last lock committed -> the store's count
+read N), ``class_teacher_page_count_s`` (-> the teacher's page said "N locked"; the page asks
+the store every ``POLL_S`` = 2 s), ``errors`` (locks refused or failed, a count or a page
+that never read N within ``--timeout`` s, a session's errors).
+
 Run: ``.venv/bin/python benchmarks/bench_load.py [--sessions 30] [--num-procs 1] [--json]
 [--handicap N]`` (about ``open + duration + after`` s, ~4 minutes at the defaults).
 ``--profile FILE`` runs the server under ``py-spy record`` (when installed; ``--num-procs 1``
@@ -198,6 +213,8 @@ class Client:
         self.closed = False
         self.page = query.get("page", "tasks")
         self.page_shown = False
+        #: called with every text a patch sets (the class benchmark reads the teacher's count)
+        self.on_text = None
 
     async def open(self) -> None:
         url = f"{self.base}/explorer?{urlencode(self.query)}"
@@ -292,6 +309,8 @@ class Client:
                     if event.get("kind") != "ModelChanged":
                         continue
                     attr, new = event.get("attr"), event.get("new")
+                    if self.on_text is not None and attr in ("text", "html"):
+                        self.on_text(str(new))
                     if attr == "search":
                         self.search = new
                     elif attr == "css_classes" and isinstance(new, list) and "loader" in new:
@@ -637,6 +656,175 @@ async def main_async(args) -> dict:
     return result
 
 
+def start_class_server(num_procs: int, db_path: str):
+    """``python -m explorer serve --class --class-db DB`` on a free port: (process, base URL,
+    log file, class code, teacher key) once it serves ``/explorer``."""
+    import urllib.request
+    from urllib.parse import parse_qs, urlparse
+
+    port = free_port()
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "explorer", "serve", "--class", "--class-db", db_path,
+           "--num-procs", str(num_procs), "--port", str(port), "--address", "127.0.0.1"]
+    log_path = Path(f"/tmp/bench_load_class_{port}.log")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    code = key = None
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"explorer serve exited ({proc.returncode}); see {log_path}")
+        if key is None:
+            match = re.search(r"teacher's link: (\S+)", log_path.read_text(errors="replace"))
+            if match:
+                query = parse_qs(urlparse(match.group(1)).query)
+                code, key = query["class"][0], query["key"][0]
+        if key is not None:
+            try:
+                with urllib.request.urlopen(base + "/explorer", timeout=30) as response:
+                    if response.status == 200:
+                        return proc, base, str(log_path), code, key
+            except OSError:
+                pass
+        time.sleep(0.3)
+    stop_server(proc)
+    raise RuntimeError(f"explorer serve --class did not start within 180 s; see {log_path}")
+
+
+def stop_server(proc) -> None:
+    """The parent first (tornado's fork_processes restarts a worker killed by a signal: a
+    worker stopped first came back, orphaned, once the parent had gone), then its workers."""
+    workers = server_processes(proc)[1:]
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    for p in workers:
+        try:
+            p.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    for p in psutil.wait_procs(workers, timeout=15)[1]:
+        p.kill()
+
+
+def class_load(url: str, code: str, key: str, n_students: int, timeout: float) -> dict:
+    """``n_students`` threads lock a guess at once through the store; the teacher's count is
+    polled until it reads ``n_students`` (see the module docstring)."""
+    import threading
+
+    from explorer.classroom import ClassStore, Guess
+
+    errors: list[str] = []
+    with ClassStore(url) as teacher:
+        state = teacher.class_state(code)
+        if state is None:
+            raise RuntimeError(f"class {code} is not in the store {url}")
+        m = state.n_tasks
+        rng = np.random.default_rng(0)
+        guesses = []
+        for _ in range(n_students):
+            upper = np.triu(rng.choice([-1.0, 0.0, 1.0, np.nan], size=(m, m)), 1)
+            relation = upper + upper.T + np.eye(m)
+            guesses.append(Guess(relation))
+        barrier = threading.Barrier(n_students + 1)
+        started, done = [0.0] * n_students, [0.0] * n_students
+        # one store (one connection pool) a student: thirty browsers' requests, not one pool
+        stores = [ClassStore(url) for _ in range(n_students)]
+        for store in stores:   # connected, as a serving process's store is
+            store.class_state(code)
+
+        def student(i: int) -> None:
+            barrier.wait()
+            started[i] = time.monotonic()
+            try:
+                stores[i].lock_guess(code, f"student-{i:03d}", guesses[i],
+                                     nickname=f"student {i}")
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"lock: {type(exc).__name__}: {exc}"[:200])
+            done[i] = time.monotonic()
+
+        threads = [threading.Thread(target=student, args=(i,)) for i in range(n_students)]
+        for thread in threads:
+            thread.start()
+        barrier.wait()
+        for thread in threads:
+            thread.join()
+        last_lock = max(done)
+        count, count_s = -1, None
+        while time.monotonic() - last_lock < timeout:
+            count = teacher.n_locked(code, key)
+            if count >= n_students:
+                count_s = time.monotonic() - last_lock
+                break
+            time.sleep(0.01)
+        if count_s is None:
+            errors.append(f"the teacher's count read {count}, not {n_students}, "
+                          f"{timeout:g} s after the last lock")
+        stored = len(teacher.guesses(code, key))
+        for store in stores:
+            store.close()
+    return {"class_stored": stored,
+            "class_lock_spread_s": round(last_lock - min(started), 3),
+            "class_lock_max_s": round(max(d - s for s, d in zip(started, done, strict=True)), 3),
+            "class_teacher_count_s": None if count_s is None else round(count_s, 3),
+            "errors": len(errors), "error_kinds": sorted(set(errors))[:10],
+            "_last_lock": last_lock}
+
+
+async def class_with_teacher_page(base: str, url: str, code: str, key: str, args) -> dict:
+    """:func:`class_load` while the teacher's Class page is open in a session over the
+    websocket: ``class_teacher_page_count_s`` (the last lock committed -> the page's text
+    says N locked; the page asks the store every ``POLL_S`` seconds)."""
+    AsyncHTTPClient.configure(None, max_clients=10_000)
+    n = args.class_students
+    stats = new_stats()
+    seen: list[float] = []
+    teacher = await open_session(base, {"page": "class", "class": code, "key": key}, args,
+                                 stats, time.monotonic())
+    if teacher is not None:
+        def on_text(text: str) -> None:
+            # the pane's HTML arrives escaped: "&lt;b&gt;30 locked&lt;/b&gt;"
+            if not seen and re.search(rf"(?<![\d.]){n} locked", text):
+                seen.append(time.monotonic())
+
+        teacher.on_text = on_text
+    result = await asyncio.to_thread(class_load, url, code, key, n, args.timeout)
+    last_lock = result.pop("_last_lock")
+    if teacher is not None:
+        await teacher.wait_for(lambda: bool(seen), args.timeout)
+        teacher.close()
+    page_s = round(seen[0] - last_lock, 3) if seen else None
+    if teacher is not None and page_s is None:
+        stats["errors"] += 1
+        stats["error_kinds"].append(f"the teacher's page never said {n} locked")
+    result["class_teacher_page_count_s"] = page_s
+    result["errors"] += stats["errors"]
+    result["error_kinds"] = sorted(set(result["error_kinds"] + stats["error_kinds"]))[:10]
+    return result
+
+
+def class_main(args) -> dict:
+    """``--class N``: a class of N students on a real ``explorer serve --class``."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="bench_class_") as folder:
+        db_path = str(Path(folder) / "classes.sqlite")
+        proc, base, log_name, code, key = start_class_server(args.num_procs, db_path)
+        try:
+            result = asyncio.run(class_with_teacher_page(base, db_path, code, key, args))
+        finally:
+            stop_server(proc)
+    return {"class_students": args.class_students, "class_client": "store",
+            "num_procs": args.num_procs, "class_db": "sqlite (temporary file)",
+            **result, "load_average": [round(x, 2) for x in os.getloadavg()],
+            "server_log": log_name}
+
+
 def burst_results(args, stats: dict) -> dict:
     """The burst's sessions opening, and the open sessions' changes sent meanwhile."""
     if not args.burst or "burst_window" not in stats:
@@ -682,6 +870,9 @@ def main(argv=None) -> None:
     parser.add_argument("--handicap", type=int, default=0, metavar="N",
                         help="N CPU-bound processes (Python busy loops) running beside the "
                              "server and the clients for the whole measurement (default 0)")
+    parser.add_argument("--class", dest="class_students", type=int, default=0, metavar="N",
+                        help="measure a class instead: N students lock a guess at once on "
+                             "'explorer serve --class' (see the docstring)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     args.fit_query = dict(p.split("=", 1) for p in args.fit_data.split("&") if "=" in p)
@@ -694,12 +885,25 @@ def main(argv=None) -> None:
     handicap = Handicap(args.handicap)
     try:
         handicap.start()
-        result = asyncio.run(main_async(args))
+        if args.class_students > 0:
+            result = class_main(args)
+        else:
+            result = asyncio.run(main_async(args))
     finally:
         handicap.stop()
     result = into_json({**result, **handicap.facts()}, facts)
     if args.json:
         print(json.dumps(result))
+        return
+    if args.class_students > 0:
+        print(f"a class of {result['class_students']} on explorer serve --class --num-procs "
+              f"{result['num_procs']} (students lock through the {result['class_client']})")
+        print(f"  stored {result['class_stored']} guesses; locks spread over "
+              f"{result['class_lock_spread_s']} s (slowest {result['class_lock_max_s']} s); "
+              f"the teacher's count read {result['class_students']} "
+              f"{result['class_teacher_count_s']} s after the last lock, the teacher's page "
+              f"after {result['class_teacher_page_count_s']} s; {result['errors']} errors "
+              f"{result['error_kinds']}")
         return
     if args.handicap:
         print(f"handicap: {args.handicap} CPU-bound process(es) beside the server and the "
