@@ -229,7 +229,7 @@ def widget_spec(owner, name: str) -> tuple[type, dict[str, Any]]:
             grid = log_grid(low, high, integer)
             return pn.widgets.DiscreteSlider, {
                 **common, "throttled": True,
-                "options": param.bind(_with_value, grid, owner.param[name])}
+                "options": _with_value(grid, getattr(owner, name)), "grid": grid}
         if integer and high - low <= _SLIDER_MAX_SPAN:
             return pn.widgets.IntSlider, {**common, "throttled": True}
         if not integer:
@@ -250,7 +250,21 @@ def widget_for(owner: param.Parameterized, name: str,
     cls, params = widget_spec(owner, name)
     if "description" not in cls.param:   # (Panel's sliders have no tooltip)
         params.pop("description")
+    grid = params.pop("grid", None)
+    made: list = []
+    if grid is not None:
+        # A value set elsewhere (a link, a scenario, a sweep's click) joins the log grid
+        # and moves the slider in ONE update, before Panel's link would move it alone
+        # (watchers of one precedence run in the order they were registered; this one is
+        # registered before from_param's link). Moved alone, then given the new grid, the
+        # browser's slider showed the grid's first point (0.373 read 0.001).
+        def with_value(event) -> None:
+            if made and event.new not in made[0].options:   # both in one update
+                made[0].param.update(options=_with_value(grid, event.new), value=event.new)
+
+        owner.param.watch(with_value, name)
     widget = cls.from_param(owner.param[name], **params)
+    made.append(widget)
     if isinstance(widget, Field) and notify is not None:
         widget.on_refused(_refusal(owner, name, notify))
     return widget
