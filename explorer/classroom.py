@@ -1035,7 +1035,12 @@ class ClassStore:
         frame = self.to_frame(code, key)
         frame["nickname"] = frame["nickname"].map(
             lambda s: "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s)
-        return frame.to_csv(index=False, lineterminator="\n")
+        # The nullable task indices as text, the numbers written as repr writes them: pandas
+        # 2.0 with NumPy 1.24 (the lowest versions declared) warned "invalid value encountered
+        # in cast" writing a missing one with its default formatting.
+        for column in ("i", "j"):
+            frame[column] = [("" if pd.isna(v) else str(int(v))) for v in frame[column]]
+        return frame.to_csv(index=False, lineterminator="\n", float_format="%r")
 
 
 #: The columns of :meth:`ClassStore.to_frame`.
