@@ -1035,12 +1035,13 @@ class ClassStore:
         frame = self.to_frame(code, key)
         frame["nickname"] = frame["nickname"].map(
             lambda s: "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s)
-        # The nullable task indices as text, the numbers written as repr writes them: pandas
-        # 2.0 with NumPy 1.24 (the lowest versions declared) warned "invalid value encountered
-        # in cast" writing a missing one with its default formatting.
+        # the nullable task indices as text (pandas 2.0 with NumPy 1.24, the lowest versions
+        # declared, warned casting <NA>); the numbers as frame_to_csv writes them
+        from explorer.data.dataset import frame_to_csv
+
         for column in ("i", "j"):
             frame[column] = [("" if pd.isna(v) else str(int(v))) for v in frame[column]]
-        return frame.to_csv(index=False, lineterminator="\n", float_format="%r")
+        return frame_to_csv(frame)
 
 
 #: The columns of :meth:`ClassStore.to_frame`.

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from explorer.data.dataset import frame_to_csv
+
 __all__ = ["FRAME_COLUMNS", "Reproduction", "ReproductionResult", "beside", "cells",
            "from_comparison", "mean_std", "report", "table_text", "tidy", "trial_seed"]
 
@@ -28,7 +30,7 @@ class ReproductionResult:
     text: str
 
     def to_csv(self, path=None) -> str | None:
-        return self.frame.to_csv(path, index=False)
+        return frame_to_csv(self.frame, path)
 
 
 @dataclass(frozen=True)

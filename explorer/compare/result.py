@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ttest_rel
 
+from ..data.dataset import frame_to_csv
 from ..parameters import describe
 
 __all__ = ["ComparisonResult", "paired_p_value", "AVERAGE", "FRAME_COLUMNS"]
@@ -301,7 +302,7 @@ class ComparisonResult:
 
     def to_csv(self, path=None) -> str | None:
         """The tidy frame as CSV (a string when ``path`` is None)."""
-        return self.frame.to_csv(path, index=False)
+        return frame_to_csv(self.frame, path)
 
     def to_code(self, dataset: str = "dataset", *, imports=()) -> str:
         """Python source of the ``compare(...)`` call that reproduces this result.

@@ -85,7 +85,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.dataset import MultiTaskDataset
+from ..data.dataset import MultiTaskDataset, frame_to_csv
 from ..parameters import describe
 from .agreement import AGREEMENT_KEYS, TRUTH_FOR, relationship_agreement, truth_for
 from .code import plain_value
@@ -577,7 +577,7 @@ class SweepResult:
 
     def to_csv(self, path=None) -> str | None:
         """The tidy frame as CSV (a string when ``path`` is None)."""
-        return self.frame.to_csv(path, index=False)
+        return frame_to_csv(self.frame, path)
 
     def to_html(self, path=None) -> str | None:
         """The table of means (:meth:`summary`, quantities as rows, the values as columns)

@@ -378,7 +378,7 @@ class MultiTaskDataset:
         """
         header = CSV_HEADER_PREFIX + json.dumps(
             {"kind": self.kind, "task_names": list(self.task_names)}) + "\n"
-        table = self.to_frame().to_csv(index=False, lineterminator="\n")
+        table = frame_to_csv(self.to_frame())
         if path_or_buffer is None:
             return header + table
         if hasattr(path_or_buffer, "write"):
@@ -539,3 +539,20 @@ def read_csv(path_or_buffer: Any, *, task: str = "task", target: str = "y",
     df.attrs.update({key: meta[key] for key in ("kind", "task_names") if key in meta})
     return MultiTaskDataset.from_frame(df, task=task, target=target, features=features,
                                        kind=kind)
+
+
+def _repr_float(value) -> str:
+    return repr(float(value))
+
+
+def frame_to_csv(frame, path=None) -> str | None:
+    """``frame.to_csv(path, index=False)`` with ``\\n`` line ends and every float written as
+    Python writes it (``repr``). pandas' own float formatting warned "invalid value
+    encountered in cast" writing a missing value with pandas 2.0 and NumPy 1.24 (the lowest
+    versions the project declares), which the tests turn into an error.
+
+    >>> import numpy as np, pandas as pd
+    >>> frame_to_csv(pd.DataFrame({"a": [0.1, np.nan], "n": [1, 2]}))
+    'a,n\\n0.1,1\\n,2\\n'
+    """
+    return frame.to_csv(path, index=False, lineterminator="\n", float_format=_repr_float)
