@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
@@ -52,14 +53,32 @@ def _text(nb) -> str:
     return "\n".join(parts)
 
 
+#: Warnings of a library at the lowest versions the project declares, each with its reason;
+#: only there (the installed versions print none). HoloViews' range code casts a list holding
+#: NaN with NumPy 1.24, which warns "invalid value encountered in cast" (NumPy 1.25 on stays
+#: silent; raising the floor is no way out: pandas 2.0 then warns of np.find_common_type).
+KNOWN_AT_THE_FLOOR = [
+    (lambda: np.lib.NumpyVersion(np.__version__) < "1.25.0",
+     re.compile(r"holoviews/core/util\.py:\d+: RuntimeWarning: invalid value encountered in "
+                r"cast\n\s*arr = np\.array\(values\)\n?")),
+]
+
+
+def _without_known(text: str) -> str:
+    for applies, pattern in KNOWN_AT_THE_FLOOR:
+        if applies():
+            text = pattern.sub("", text)
+    return text
+
+
 def _warnings(nb) -> list[str]:
     """Every warning the executed notebook printed into its outputs (stderr streams that
     say "Warning" or "WARNING": Python's warnings, param's and Bokeh's log lines), with
-    the cell it came from."""
-    return [f"cell {index}: {out['text'].strip()}"
+    the cell it came from (less :data:`KNOWN_AT_THE_FLOOR`)."""
+    return [f"cell {index}: {_without_known(out['text']).strip()}"
             for index, cell in enumerate(nb.cells) for out in cell.get("outputs", [])
             if out["output_type"] == "stream" and out["name"] == "stderr"
-            and re.search(r"Warning|WARNING", out["text"])]
+            and re.search(r"Warning|WARNING", _without_known(out["text"]))]
 
 
 def _number(pattern: str, text: str) -> tuple[float, ...]:
