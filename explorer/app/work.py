@@ -568,15 +568,18 @@ def locked(fn):
     return run
 
 
-def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 3.0) -> bool:
+def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 10.0) -> bool:
     """Run ``callback`` on the session's loop once what is sent now can be drawn, in a message
     of its own (figures below the fold), so the browser draws the rest without waiting.
 
     Before the session has loaded, that is when the browser reports its document drawn
-    (Panel's ``onload``), or after ``fallback_s``; later, at once. Either way in turn with
-    the other sessions' pages (:meth:`Admission.in_turn` of the session's admission; on the
-    next tick for a session that was admitted by none). Returns False, and runs nothing,
-    without a served session (there everything is shown at once).
+    (Panel's ``onload``), or after ``fallback_s`` (a browser that never reports); later, at
+    once. The fallback is long: sent before the document was drawn, the figures miss the
+    template's theme, and on a busy server (two sessions opening together while others end)
+    3 s came before the report (tests/ui/test_app.py's sessions opened together, in CI).
+    Either way in turn with the other sessions' pages (:meth:`Admission.in_turn` of the
+    session's admission; on the next tick for a session that was admitted by none). Returns
+    False, and runs nothing, without a served session (there everything is shown at once).
     """
     import panel as pn
 
