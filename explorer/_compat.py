@@ -92,6 +92,40 @@ def theme_kept_on_pane_updates(template) -> None:
     design.params = params
 
 
+def stylesheets_from_this_server(document) -> None:
+    """Give a served session's document the server's own stylesheet address before any
+    model is made, so a session made from its token alone links Panel's style sheets to
+    this server, never to the CDN (offline classrooms, ``--num-procs``).
+
+    Panel records where its style sheets come from in the document's template variable
+    ``dist_url`` only when it renders the page's HTML (``server_html_page_for_session``,
+    panel/io/server.py:369-377); every model reads it there and falls back to
+    cdn.holoviz.org (panel/reactive.py:714-717, 753-756; theme/base.py:287-290). With
+    ``panel serve --num-procs 2`` a page's request and its websocket may reach different
+    processes: the second makes the session from the token, no HTML is rendered there, and
+    every style sheet of that session linked the CDN (seen in headless Chromium offline:
+    failed requests, unstyled widgets). Here the variable is set the same way Panel sets it
+    for the page, when the server serves its own resources (Bokeh's default, ``server``).
+    Harmless in the process that renders the page: Panel sets the same value there again.
+
+    Waits for: Panel to set ``dist_url`` for a session made from a token too. No upstream
+    issue found for ``--num-procs``; https://github.com/holoviz/panel/issues/7073
+    (style sheets from the CDN when a page is not served through Panel's handler) is the
+    nearest. Worth its risk: it only fills a variable Panel itself reads, on a public Bokeh
+    property (``Document.template_variables``), and the test fails loudly when Panel stops
+    reading it.
+    """
+    from bokeh.settings import settings
+    from panel.io.resources import LOCAL_DIST
+    from panel.io.state import state
+
+    if document is None or settings.resources(default="server") != "server":
+        return
+    variables = document.template_variables
+    if "dist_url" not in variables:
+        variables["dist_url"] = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
+
+
 # --- notebooks ----------------------------------------------------------------------------
 def inline_stylesheet_updates() -> None:
     """In a notebook, send the stylesheets of pane *updates* from the installed Panel as

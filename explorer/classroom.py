@@ -932,6 +932,28 @@ class ClassStore:
                 g.c.student == student)).scalar()
         return None if text is None else Guess.from_json(text)
 
+    def pooled_after_reveal(self, code: str) -> tuple[np.ndarray, int] | None:
+        """The class's mean guess of the current round and how many locked one, once the
+        teacher revealed the round (anyone with the class code may see the pooled view
+        then, never a single student's guess); None before the reveal, for a round nobody
+        locked, or for an unknown, ended or expired class.
+
+        Returns
+        -------
+        (pooled, n) : ((n_tasks, n_tasks) array, int)
+            :func:`pooled_guess` of the round's guesses (NaN where nobody guessed the
+            pair), and the number of guesses pooled.
+        """
+        g = self._guesses
+        with self._transaction(write=False) as conn:
+            row = self._class_row(conn, code)
+            if row is None or not row["revealed"]:
+                return None
+            texts = conn.execute(self._sa.select(g.c.guess_json).where(
+                g.c.code == row["code"], g.c.round == row["round"])).scalars().all()
+        guesses = [Guess.from_json(text) for text in texts]
+        return (pooled_guess(guesses), len(guesses)) if guesses else None
+
     # -------------------------------------------------------------- the teacher
     def guesses(self, code: str, key: str, round: int | None = None) -> list[GuessRecord]:
         """The class's guesses of ``round`` (None: the current round), by lock time.

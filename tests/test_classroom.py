@@ -295,6 +295,22 @@ def test_a_reveal_is_seen_by_every_store_on_the_database(stores):
     assert student.class_state(code).revealed is True
 
 
+def test_students_see_the_pooled_guess_only_after_the_reveal(stores):
+    teacher, student = stores(), stores()   # two server processes' stores
+    code, key = teacher.open_class("negated_task", n_tasks=3)
+    assert student.pooled_after_reveal(code) is None          # nobody locked, not revealed
+    student.lock_guess(code, "s1", Guess(_grid(1, -1, np.nan)))
+    student.lock_guess(code, "s2", Guess(_grid(-1, -1, 0)))
+    assert student.pooled_after_reveal(code) is None          # before the reveal: nothing
+    teacher.reveal(code, key)
+    pooled, n = student.pooled_after_reveal(code)
+    assert n == 2
+    np.testing.assert_array_equal(pooled, _grid(0, -1, 0))    # (s1's open pair: s2's 0)
+    assert student.pooled_after_reveal("ZZZZZZZZ") is None
+    teacher.next_round(code, key, "negated_task", n_tasks=3)
+    assert student.pooled_after_reveal(code) is None          # the new round: not revealed
+
+
 def test_next_round_keeps_the_earlier_rounds(stores):
     store = stores()
     code, key = store.open_class("negated_task", n_tasks=3)

@@ -89,6 +89,31 @@ def test_a_changed_pane_keeps_the_template_theme_only_with_the_workaround():
         assert "bootstrap.css" in _sheet_names(model)
 
 
+def test_a_session_made_from_its_token_links_this_servers_stylesheets():
+    """Without ``dist_url`` Panel links a model's style sheets to the CDN; with the variable
+    stylesheets_from_this_server sets, to the server's own static files."""
+    from panel.io.resources import CDN_DIST, LOCAL_DIST
+    from panel.io.state import set_curdoc
+
+    for set_here in (False, True):
+        doc = Document()
+        with set_curdoc(doc):
+            if set_here:
+                _compat.stylesheets_from_this_server(doc)
+            model = pn.widgets.Button(label="b").get_root(doc)
+        urls = [str(sheet.url) for sheet in model.stylesheets
+                if isinstance(sheet, ImportedStyleSheet)]
+        assert urls
+        on_cdn = any(url.startswith(CDN_DIST) for url in urls)
+        assert on_cdn is not set_here, (
+            "Panel no longer links a token-made session's style sheets to the CDN; "
+            "stylesheets_from_this_server in explorer/_compat.py may go" if not set_here else
+            "Panel no longer reads the document's 'dist_url' template variable; "
+            "stylesheets_from_this_server no longer keeps --num-procs sessions offline")
+        if set_here:
+            assert all(url.startswith(LOCAL_DIST) for url in urls), urls
+
+
 # --- notebooks ----------------------------------------------------------------------------
 def test_panel_still_looks_stylesheets_up_in_the_per_document_cache():
     from panel.io.resources import CDN_DIST

@@ -37,7 +37,7 @@ __all__ = ["ClassLink", "POLL_S", "class_links", "class_scenarios", "class_sideb
            "process_store", "relation_truth", "scenario_data"]
 
 #: How often a student's session asks the store about the round (seconds).
-POLL_S = 2.0
+POLL_S = 1.0
 #: The scenario a class opens on when the session has none chosen (or edited it): the Tasks
 #: page's guessing exercise.
 DEFAULT_SCENARIO = "unrelated_among_related"
@@ -97,7 +97,75 @@ def class_scenarios() -> dict[str, str]:
     return found
 
 
-class ClassLink(param.Parameterized):
+class _FollowsTheRound:
+    """A student's session follows the class's round (a part of :class:`ClassLink`): what
+    each check of the store found, the round's scenario, the truth held hidden until the
+    teacher reveals it, and then the class's pooled guess."""
+
+    def _check(self, code: str):
+        """The class's state and, once its round is revealed, the class's pooled guess (read
+        in the same check, off the loop, until the session has it)."""
+        found = self.store.class_state(code)
+        pooled = None
+        if (found is not None and found.revealed
+                and (self.pooled is None or found.round != self.round)):
+            pooled = self.store.pooled_after_reveal(code)
+        return found, pooled
+
+    def _polled(self, checked) -> None:
+        """What the store says of the class now (on the event loop)."""
+        found, pooled = checked
+        self.poll_worked()
+        if self.role != "student":
+            return
+        if found is None:
+            self._leave()
+            self.message = "The teacher ended the class."
+            self.state.param.update(class_code="")
+            self.state.notify(self.message, "info")
+            return
+        self._round(found)
+        if pooled is not None and found.revealed:
+            self.pooled = pooled
+
+    def _round(self, found: ClassState, *, first: bool = False) -> None:
+        """Follow the class to ``found``'s round: its scenario, the truth hidden until the
+        round is revealed."""
+        new_round = first or found.round != self.round
+        if new_round or not found.revealed:
+            self.pooled = None
+        self.param.update(round=found.round, scenario=found.scenario, n_tasks=found.n_tasks,
+                          revealed=found.revealed)
+        if new_round and (self.state.scenario != found.scenario or self.state.scenario_edited
+                          or not first):
+            page = self.state.page
+            self.state.apply_preset(found.scenario)
+            if self.role == "teacher" and page == "class":
+                self.state.page = "class"
+        if self.role == "student":
+            self._hold(not found.revealed)
+
+    def _hold(self, hidden: bool) -> None:
+        self._holding = True
+        try:
+            self.state.hide_truth = hidden
+        finally:
+            self._holding = False
+
+    def _hide_changed(self, event) -> None:
+        """A student cannot show the truth before the teacher reveals it."""
+        if self._holding or self.role != "student" or self.revealed or event.new:
+            return
+        self.state.notify("The teacher reveals the truth to the class: lock your guess "
+                          "meanwhile.", "info")
+        self._hold(True)
+
+    def check_now(self) -> None:
+        """Ask the store about the round now (after an action)."""
+        self.work.check("class")
+
+
+class ClassLink(_FollowsTheRound, param.Parameterized):
     """One session's place in a class (see the module docstring).
 
     Parameters
@@ -118,6 +186,9 @@ class ClassLink(param.Parameterized):
     message = param.String(default="", doc="Why the session is not in the class its link "
                                            "names ('' when it is, or was sent to none).")
     nickname = param.String(default="", doc="The student's nickname (plain text, optional).")
+    pooled = param.Parameter(default=None, doc="A student's view of the revealed round: "
+                             "(the class's mean guess, (n_tasks, n_tasks), how many locked); "
+                             "None before the reveal.")
 
     _of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -131,15 +202,19 @@ class ClassLink(param.Parameterized):
         self._poll_failing = False
         state.param.watch(self._link_changed, ["class_code", "class_key"])
         state.param.watch(self._hide_changed, "hide_truth")
-        if state.class_code:
-            self._link_changed()
 
     @classmethod
     def of(cls, state, store: ClassStore | None = None) -> ClassLink:
-        """The session's link with a class (made the first time it is asked for)."""
+        """The session's link with a class (made the first time it is asked for), joined to
+        the class the state's link names."""
         link = cls._of.get(state)
         if link is None:
             link = cls._of[state] = cls(state, store)
+            # Joined once registered: while a session is built there is no loop yet and the
+            # join runs at once, building the round's page, which asks for the link again
+            # (a second link would never hear of the reveal and hide the truth again).
+            if state.class_code:
+                link._link_changed()
         return link
 
     @property
@@ -185,6 +260,8 @@ class ClassLink(param.Parameterized):
                          "nothing of the class is shown. Use the link the app gave when the "
                          "class was opened.")
             return
+        if not teacher:   # hidden before the session is a student's: never "missed" meanwhile
+            self._hold(not found.revealed)
         self.param.update(role="teacher" if teacher else "student", code=found.code,
                           message="")
         self._round(found, first=True)
@@ -192,7 +269,7 @@ class ClassLink(param.Parameterized):
             if "class" in self.state.param.page.objects:
                 self.state.page = "class"
         else:
-            poll(self.state, "class", lambda: self.store.class_state(found.code), self._polled,
+            poll(self.state, "class", lambda: self._check(found.code), self._polled,
                  self.poll_failed, still=lambda: self.role == "student")
 
     def _refuse(self, message: str) -> None:
@@ -216,55 +293,8 @@ class ClassLink(param.Parameterized):
 
     def _leave(self) -> None:
         self.work.stop_every("class")
-        self.param.update(role="", code="", round=0, scenario="", n_tasks=0, revealed=False)
-
-    # ------------------------------------------------------------------ the round
-    def _polled(self, found: ClassState | None) -> None:
-        """What the store says of the class now (on the event loop)."""
-        self.poll_worked()
-        if self.role != "student":
-            return
-        if found is None:
-            self._leave()
-            self.message = "The teacher ended the class."
-            self.state.param.update(class_code="")
-            self.state.notify(self.message, "info")
-            return
-        self._round(found)
-
-    def _round(self, found: ClassState, *, first: bool = False) -> None:
-        """Follow the class to ``found``'s round: its scenario, the truth hidden until the
-        round is revealed."""
-        new_round = first or found.round != self.round
-        self.param.update(round=found.round, scenario=found.scenario, n_tasks=found.n_tasks,
-                          revealed=found.revealed)
-        if new_round and (self.state.scenario != found.scenario or self.state.scenario_edited
-                          or not first):
-            page = self.state.page
-            self.state.apply_preset(found.scenario)
-            if self.role == "teacher" and page == "class":
-                self.state.page = "class"
-        if self.role == "student":
-            self._hold(not found.revealed)
-
-    def _hold(self, hidden: bool) -> None:
-        self._holding = True
-        try:
-            self.state.hide_truth = hidden
-        finally:
-            self._holding = False
-
-    def _hide_changed(self, event) -> None:
-        """A student cannot show the truth before the teacher reveals it."""
-        if self._holding or self.role != "student" or self.revealed or event.new:
-            return
-        self.state.notify("The teacher reveals the truth to the class: lock your guess "
-                          "meanwhile.", "info")
-        self._hold(True)
-
-    def check_now(self) -> None:
-        """Ask the store about the round now (after an action)."""
-        self.work.check("class")
+        self.param.update(role="", code="", round=0, scenario="", n_tasks=0, revealed=False,
+                          pooled=None)
 
     # ------------------------------------------------------------------ actions
     def lock(self, guess: Guess, done: Callable[[], None],

@@ -106,7 +106,6 @@ class GuessBook(param.Parameterized):
     def __init__(self, state, **params):
         super().__init__(**params)
         self.state = state
-        self.link = ClassLink.of(state)
         self.data = None                    # the data (truth included) guessed about
         self.relation = np.zeros((0, 0))
         self.outliers = np.zeros(0, dtype=bool)
@@ -114,13 +113,23 @@ class GuessBook(param.Parameterized):
         self.locked: Guess | None = None
         self.locked_at = ""
         self.model: dict | None = None      # {"title", "relation", "outliers", "features"}
-        self.link.param.watch(lambda *_: self.reset(), ["round", "code"])
+
+    @property
+    def link(self) -> ClassLink:
+        """The session's link with a class (:meth:`ClassLink.of`)."""
+        return ClassLink.of(self.state)
 
     @classmethod
     def of(cls, state) -> GuessBook:
+        """The session's guess (made the first time it is asked for)."""
         book = _books.get(state)
         if book is None:
             book = _books[state] = cls(state)
+            # Registered before the link is made: joining a class may build the round's
+            # page at once (no loop yet while a session is built), which asks for the book
+            # again; before, that made a second book and a second link, and the second
+            # link, never told of the reveal, hid the truth again at each check.
+            ClassLink.of(state).param.watch(lambda *_: book.reset(), ["round", "code"])
         return book
 
     def sync(self) -> None:
@@ -261,13 +270,7 @@ class _GuessReveal:
                   detection_line("Shared features", scores.get("features"))]
         self._grid_caption.object = "<br>".join(line for line in lines if line)
         # the truth
-        if self._truth_view is None:
-            self._truth_view = MatrixHeatmap(names, names, limit=1.0, title="True relation",
-                                             width=340, height=320)
-            self._truth_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
-            self.truth_column.objects = [figure_pane(self._truth_view.figure),
-                                         self._truth_caption]
-        view = self._truth_view
+        view = self._heatmap("truth", names)
         if view.row_names != names:
             view.set_names(names, names)
         view.update(np.asarray(relation, dtype=float))
@@ -288,31 +291,76 @@ class _GuessReveal:
         # the model
         model = self.model if self.model is not None and self.model.get("data") is data else None
         estimate = model.get("relation") if model else None
-        items = [self.guess_column, self.truth_column]
         if model is not None:
-            items.append(self.model_column)
             self._show_model(model, names, relation, outliers, features)
         elif self.page_title:
             self._model_note.object = (f"Run the fit of <i>{escape(self.page_title)}</i>: "
                                        "its estimate joins your guess and the truth here.")
-            items.append(self._model_note)
         self.model_column.visible = model is not None
-        self._arrange(items)
+        self._model_note.visible = model is None and bool(self.page_title)
+        self.class_column.visible = self._show_class(names, relation)
+        self._arrange()
         self.sentence.object = escape(where_wrong(guess, relation, estimate, names))
         self.sentence.visible = True
+
+    #: The reveal's heatmaps: attribute of the view, of its caption, its column, its title.
+    HEATMAPS = {"truth": ("_truth_view", "_truth_caption", "truth_column", "True relation"),
+                "class": ("_class_view", "_class_caption", "class_column",
+                          "The class's mean guess"),
+                "model": ("_model_view", "_model_caption", "model_column", "")}
+
+    def _heatmap(self, which: str, names) -> MatrixHeatmap:
+        """The reveal's heatmap ``which`` (:data:`HEATMAPS`), made the first time with its
+        caption under it in its column."""
+        view_attr, caption_attr, column_attr, title = self.HEATMAPS[which]
+        view = getattr(self, view_attr)
+        if view is None:
+            view = MatrixHeatmap(names, names, limit=1.0, title=title, width=340, height=320)
+            caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
+            setattr(self, view_attr, view)
+            setattr(self, caption_attr, caption)
+            self._figure_panes[which] = pane = figure_pane(view.figure)
+            getattr(self, column_attr).objects = [pane, caption]
+        self._figure_panes[which].visible = True
+        return view
+
+    def _ready_for_the_reveal(self, names) -> list:
+        """A student's reveal comes from the teacher, to a whole class at once: its figures
+        are made and sent, hidden, while the student guesses, so the reveal only fills
+        them (a browser building three figures at the reveal took seconds on a busy
+        machine). Returns the hidden columns to place after the guess."""
+        columns = []
+        for which in ("truth", "model", "class"):
+            view = self._heatmap(which, names)
+            if view.row_names != names:
+                view.set_names(names, names)
+            columns.append(getattr(self, self.HEATMAPS[which][2]))
+        return columns
+
+    def _show_class(self, names, relation) -> bool:
+        """The class's mean guess beside the truth, once the teacher revealed the round (a
+        student's view: pooled, never another student's guess). False when there is none."""
+        pooled = self.link.pooled if self.link.role == "student" else None
+        if pooled is None or pooled[0].shape != (len(names), len(names)):
+            return False
+        mean, n = pooled
+        view = self._heatmap("class", names)
+        if view.row_names != names:
+            view.set_names(names, names)
+        view.update(mean)   # (a pair nobody guessed: "?")
+        agreement = relationship_agreement(np.nan_to_num(mean, nan=0.0), relation)
+        self._class_caption.object = (
+            f"The mean of the {n} guess{'es' if n != 1 else ''} locked in the class.<br>"
+            + agreement_html(agreement).replace("Agreement with the truth",
+                                                "The class against the truth"))
+        return True
 
     def _show_model(self, model, names, relation, outliers, features) -> None:
         lines = []
         estimate = model.get("relation")
         if estimate is not None:
             limit = float(np.nanmax(np.abs(estimate))) or 1.0
-            if self._model_view is None:
-                self._model_view = MatrixHeatmap(names, names, limit=limit, width=340,
-                                                 height=320, title="")
-                self._model_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
-                self.model_column.objects = [figure_pane(self._model_view.figure),
-                                             self._model_caption]
-            view = self._model_view
+            view = self._heatmap("model", names)
             if view.row_names != names:
                 view.set_names(names, names)
             view.set_limit(limit)
@@ -320,10 +368,9 @@ class _GuessReveal:
             view.figure.title.text = f"The model's {model['key']}"
             lines.append(agreement_html(relationship_agreement(estimate, relation)).replace(
                 "Agreement with the truth", "The model against the truth"))
-        else:
-            if not hasattr(self, "_model_caption"):
-                self._model_caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
-                self.model_column.objects = [self._model_caption]
+        else:   # the caption alone
+            self._heatmap("model", names)
+            self._figure_panes["model"].visible = False
             lines.append(f"The model ({escape(model['name'])}) learns no tasks x tasks "
                          "matrix.")
         if outliers is not None and model.get("outliers") is not None:
@@ -359,6 +406,7 @@ class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
         self.model: dict | None = None       # this page's fitted model, on these data
         self._truth_view: MatrixHeatmap | None = None
         self._model_view: MatrixHeatmap | None = None
+        self._figure_panes: dict = {}   # the reveal's heatmaps' panes (_heatmap)
         self.intro = pn.pane.Markdown(HOW, sizing_mode="stretch_width", margin=(0, 10))
         self.outliers = pn.widgets.CheckButtonGroup(
             label="Outlier tasks", options={}, value=[], color="default", variant="outline",
@@ -381,8 +429,10 @@ class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
         self.guess_column = pn.Column(margin=(0, 10), width=None)
         self.truth_column = pn.Column(margin=(0, 10), visible=False)
         self.model_column = pn.Column(margin=(0, 10), visible=False)
+        self.class_column = pn.Column(margin=(0, 10), visible=False)
+        self._class_view: MatrixHeatmap | None = None
         self._model_note = pn.pane.HTML("", width=300, styles={"font-size": "14px"},
-                                        margin=(0, 10))
+                                        visible=False, margin=(0, 10))
         self.row = flowing_row()
         self.sentence = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10),
                                      styles={"font-size": "15px"}, visible=False)
@@ -395,7 +445,7 @@ class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
         self.nickname.param.watch(self._nickname_typed, "value")
         self.link.param.watch(self._nickname_set, "nickname")
         state.param.watch(locked(lambda *_: self.refresh()), ["hide_truth", "dataset"])
-        self.link.param.watch(locked(lambda *_: self.refresh()), ["role", "revealed"])
+        self.link.param.watch(locked(lambda *_: self.refresh()), ["role", "revealed", "pooled"])
         self.book.param.watch(locked(lambda *_: self.refresh()), "version")
         self.refresh()
 
@@ -427,7 +477,7 @@ class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
         """Show what the session's guess and the truth's state call for (on the loop)."""
         self._refresh()
         for view, truth in ((self.grid, False), (self._truth_view, True),
-                            (self._model_view, False)):
+                            (self._model_view, False), (self._class_view, False)):
             if view is not None:   # (titles change: the figures' accessible names follow)
                 name_figures(view.figure, truth=truth)
 
@@ -468,24 +518,35 @@ class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
         self.controls.visible = guessing
         self.intro.visible = guessing
         if guessing:
+            self.guess_column.visible = True   # (hidden by a "missed" round before)
             self._grid_caption.object = ""
             self.truth_column.visible = self.model_column.visible = False
+            self.class_column.visible = False
             self.sentence.visible = False
+            self._model_note.visible = False
             self.status.object = self._status_text()
-            self._arrange([self.guess_column, self.controls])
+            if in_class:
+                self._ready_for_the_reveal(names)
+            self._arrange()
             return
         if mode == "missed":
             self._grid_caption.object = ""
-            self.guess_column.visible = False
+            self.guess_column.visible = self._model_note.visible = False
+            self.truth_column.visible = self.model_column.visible = False
+            self.class_column.visible = False
             self.sentence.object = ("The teacher revealed the truth: you locked no guess this "
                                     "round. The truth is on the page now.")
             self.sentence.visible = True
-            self._arrange([])
             return
         self.guess_column.visible = True
         self._reveal(data, names, relation, outliers, features)
 
-    def _arrange(self, items: list) -> None:
+    def _arrange(self) -> None:
+        """Every part of the block in its row, once: what is shown is chosen by visibility
+        alone (a FlexBox whose items change is drawn again whole in the browser, which took
+        seconds at a reveal on a busy machine)."""
+        items = [self.guess_column, self.controls, self.truth_column, self.model_column,
+                 self._model_note, self.class_column]
         if [id(o) for o in self.row.objects] != [id(o) for o in items]:
             set_flex_objects(self.row, items)
 
@@ -529,10 +590,25 @@ class GuessPanel(PagePanel):
 
     below = True
 
-    def __init__(self, state, page):
+    def __init__(self, state, page, runner=None):
         self.block = GuessBlock(state, about=ABOUT.get(page.slug, ()), page_title=page.title)
-        self.state, self.page = state, page
+        self.state, self.page, self.runner = state, page, runner
         self.layout = self.block.layout
+        if runner is not None and guesses_on(state):
+            state.param.watch(locked(self._class_revealed), "hide_truth")
+
+    def _class_revealed(self, event) -> None:
+        """The teacher's reveal shows the model beside the truth too: on the page a student
+        is looking at, a fit that has not started on these data starts, at full speed
+        (its estimate joins the reveal when it finishes; the student's own settings).
+        Started once the truth is shown (the views relabelled), not before."""
+        link = self.block.link
+        if (event.new or link.role != "student" or not link.revealed
+                or self.state.page != self.page.slug or self.block.model is not None
+                or self.runner.session.state != "idle" or self.state.train is None
+                or self.page.problem_with(self.state.train)):
+            return
+        self.runner.run_fast()
 
     def fitted(self, estimator, result, fit) -> None:
         data = self.state.true_dataset()

@@ -278,7 +278,7 @@ class ModelPageView(pn.viewable.Viewer):
         self._train = None         # the training data the views show
         self._relabel_pending = False
         self._shown, self._stale = True, False
-        self.panels = [*page.hooks.panels(), GuessPanel(state, page),
+        self.panels = [*page.hooks.panels(), GuessPanel(state, page, self.runner),
                        SweepPanel(page, self.params, state, self.runner),
                        YourMatrixPanel()]
         work = _PanelWork(state)

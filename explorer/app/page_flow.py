@@ -128,7 +128,7 @@ class PagePanes:
         if self._all_shown and listed == self._listed:
             return   # every frame comes here: nothing new
         self._listed = listed   # (a view may drop a figure: a truth the data do not have)
-        for fig in figures:
+        for fig in [fig for view in views for fig in _every_figure(view)]:
             if id(fig) not in self._panes:
                 self._panes[id(fig)] = figure_pane(savable(fig))   # (maybe in a callback)
         self._arrange(views)
@@ -138,10 +138,19 @@ class PagePanes:
     def _arrange(self, views) -> None:
         """The panes in place: the story's row, the body (the rest after the first paint),
         the per-task errors under the settings once a fit drew them."""
+        # A figure a view drops for now (the truth, hidden for a class to guess) keeps its
+        # place, hidden: the reveal then shows it, where taking it out and back in drew the
+        # whole row again in the browser (1-2 s of a student's browser at a reveal).
+        shown = {id(fig) for view in views for fig in view.figures}
+        for view in views:
+            for fig in _every_figure(view):
+                # (the figure's own flag too: Panel's Bokeh pane takes it back from the
+                # figure when the figure changes)
+                fig.visible = self._panes[id(fig)].visible = id(fig) in shown
         story = [self._panes[id(fig)] for view in views[:self.page.story]
-                 for fig in view.figures]
+                 for fig in _every_figure(view)]
         rest = [self._panes[id(fig)] for view in views[self.page.story:]
-                for fig in view.figures]
+                for fig in _every_figure(view)]
         self._all_shown = True
         if self._first_draw:
             self._first_draw = False
@@ -159,6 +168,12 @@ class PagePanes:
         wanted = rest + [obj for obj in self.body.objects if id(obj) not in ours]
         if [id(obj) for obj in wanted] != [id(obj) for obj in self.body.objects]:
             set_flex_objects(self.body, wanted)
+
+
+def _every_figure(view) -> list:
+    """Every figure ``view`` may show (``all_figures``), in order; its ``figures`` are those
+    it shows now."""
+    return list(getattr(view, "all_figures", None) or view.figures)
 
 
 class FigureFlow:

@@ -13,7 +13,8 @@ from urllib.parse import parse_qsl, urlencode
 import panel as pn
 from panel.io.state import set_curdoc
 
-from explorer._compat import template_root_forgotten_on_session_end, theme_kept_on_pane_updates
+from explorer._compat import (stylesheets_from_this_server, template_root_forgotten_on_session_end,
+                              theme_kept_on_pane_updates)
 from explorer.app.process import (
     configure_process,
     freeze_imports,
@@ -171,6 +172,10 @@ def build_app(models=None, *, admission: Admission | None = None
     pn.extension(notifications=True)
     configure_process()
     listening = _listening()
+    if listening:
+        # before any model is made: a session made from its token alone (--num-procs)
+        # would link every style sheet to the CDN
+        stylesheets_from_this_server(pn.state.curdoc)
     # ``panel serve --warm`` runs this once before the server listens (no loop yet): the
     # warm-up is paid there, before any visitor; in a session it goes on off the loop.
     warm_up_kernels(wait=not listening)

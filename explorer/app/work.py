@@ -202,7 +202,7 @@ class _RecurringChecks:
         only while a check is registered. Where there is no loop (tests, scripts), a check
         runs once now and again on each :meth:`check`.
 
-        Used by a class (:mod:`explorer.app.class_link`): every ~2 s a student's session
+        Used by a class (:mod:`explorer.app.class_link`): every second a student's session
         asks the shared store whether the round was revealed.
         """
         if seconds <= 0:

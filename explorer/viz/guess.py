@@ -137,6 +137,9 @@ class GuessGrid:
         fig.y_range.factors = list(reversed(names))
         cell = self._cell or int(np.clip(360 // max(m, 1), 14, 48))
         fig.frame_width = fig.frame_height = cell * max(m, 1)
+        # the title ("Your locked guess", ~160 px) is drawn in the canvas: a small grid's
+        # frame leaves it room on the right
+        fig.min_border_right = max(10, 170 - fig.frame_width)
         labels = m <= MAX_NAMED   # past it the names would overlap; hover names each pair
         fig.xaxis.major_label_text_font_size = fig.yaxis.major_label_text_font_size = (
             "11pt" if labels else "0pt")

@@ -626,6 +626,8 @@ class TruthMatrixView(SnapshotMatrixView):
     def __init__(self, key: str, title: str, **kwargs):
         super().__init__(key, title, **kwargs)
         self.title = title
+        #: the figure it may show (``figures``: empty while the data have no such truth)
+        self.all_figures = list(self.figures)
 
     def set_data(self, dataset) -> None:
         super().set_data(dataset)
@@ -717,6 +719,8 @@ class EstimateTruthView(LiveView):
         # names would only take the width the pair needs
         self.truth.heatmap.figure.yaxis.visible = False
         self.figures = [self.estimate.heatmap.figure, self.truth.heatmap.figure]
+        #: every figure the pair may show (``figures``: those it shows for the data now)
+        self.all_figures = list(self.figures)
         self.caption = Div(text="", width=2 * self.frame + 200,
                            styles={"font-size": "15px", "line-height": "1.35"})
         self._comparison = None   # the data's truth, prepared for every frame's comparison

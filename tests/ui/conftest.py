@@ -115,7 +115,10 @@ def serving(cmd: list[str], *, cwd, env: dict, port: int,
     ``timeout_s`` fails the test with the end of its output; while it runs, a test that
     fails gets the end of its output in its report (``pytest_runtest_makereport``)."""
     log = tempfile.TemporaryFile(mode="w+b")
-    process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # a process group of its own: ``--num-procs`` forks workers that outlive their parent
+    # (tornado's fork_processes does not signal them), so the whole group is stopped
+    process = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                               start_new_session=True)
     url = f"http://localhost:{port}/explorer"
     name = " ".join(cmd[1:4])
 
@@ -143,13 +146,31 @@ def serving(cmd: list[str], *, cwd, env: dict, port: int,
         yield url, process
     finally:
         _SERVER_OUTPUTS.pop(name, None)
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        _stop_group(process)
         log.close()
+
+
+def _stop_group(process: subprocess.Popen) -> None:
+    """Stop a server started in a process group of its own, its forked workers included."""
+    import signal
+
+    for sig, wait_s in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(process.pid, 0)   # anyone of the group left?
+            except ProcessLookupError:
+                break
+            process.poll()   # (reaps the parent)
+            time.sleep(0.1)
+        else:
+            continue
+        break
+    process.wait()
 
 
 @pytest.fixture(scope="session")
