@@ -287,6 +287,47 @@ def test_the_teachers_view_shows_the_model_beside_the_truth_once_the_teacher_fit
     assert "The model against the truth" in model.pane[1].object
 
 
+def test_a_students_model_page_at_the_reveal_fits_and_shows_the_class_beside_the_truth(store):
+    """Joining while the session is built must leave one link (a second one hid the truth
+    again at each check); the reveal starts the page's fit where none ran, and shows the
+    class's mean guess beside the truth (pooled, never another student's guess)."""
+    from explorer.app.shell import ExplorerApp
+
+    teacher, page = open_class(store, "negated_task")
+    student = ExplorerState(class_code=ClassLink.of(teacher).code)
+    app = ExplorerApp(state=student)   # as a served session is built: the sidebar joins
+    view = app._built["shared_vs_separate"]
+    block = guess_panel(view).block
+    assert student.page == "shared_vs_separate" and student.hide_truth
+    assert block.mode() == "guess" and block.guess_column.visible
+    # made and sent hidden while the student guesses: the reveal only fills them
+    assert not any(c.visible for c in (block.truth_column, block.model_column,
+                                        block.class_column))
+    assert block._truth_view is not None and block._class_view is not None
+    block.grid.tap(0, 2)                       # T0-T2 related (it is negated)
+    block.lock()
+    other, other_block = join(ClassLink.of(teacher).code)
+    other_block.grid.tap(0, 2)
+    other_block.grid.tap(0, 2)                 # negated: right
+    other_block.lock()
+    assert block.link.pooled is None and view.runner.session.state == "idle"
+    page.reveal()
+    student.work.check("class")
+    assert not student.hide_truth and block.mode() == "reveal"
+    assert view.runner.session.state in ("running", "done")   # the reveal started the fit
+    assert view.runner.session.wait(60)
+    view.runner.poll()
+    assert block.model is not None and block.model_column.visible
+    pooled, n = block.link.pooled
+    assert n == 2 and pooled[0, 2] == 0.0      # one related, one negated: the mean is 0
+    assert block.class_column.visible
+    assert "The mean of the 2 guesses" in block._class_caption.object
+    assert "The class against the truth" in block._class_caption.object
+    student.work.check("class")                # and the truth stays shown
+    assert not student.hide_truth and block.mode() == "reveal"
+    assert GuessBook.of(student).link is ClassLink.of(student)
+
+
 def test_a_store_that_fails_is_said_once_not_at_every_check(store, monkeypatch):
     state, block = join(open_class(store)[1].link.code)
     said = len(state.notices)
