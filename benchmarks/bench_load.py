@@ -55,18 +55,20 @@ are in the JSON.
 
 ``--class N`` (issue 41) measures a class instead: ``python -m explorer serve --class
 --class-db <a temporary SQLite file> --num-procs P`` on a free port; the class code and the
-teacher's key are read from the links it prints; N students then lock a guess within the same
-second, and the teacher's count is polled until it reads N. The students lock through
-``ClassStore(url).lock_guess``, one thread each, all released at once by a barrier
-(``"class_client": "store"``: the store every server process shares, not the guess widgets
-over a session); the teacher's count is ``ClassStore.n_locked`` with the teacher's key, read
-every 10 ms; meanwhile the teacher's Class page is open in a session over the websocket (as
-the load's clients open theirs). JSON: ``class_stored`` (guesses in the store),
-``class_lock_spread_s`` (first lock started -> last lock committed), ``class_lock_max_s``
-(the slowest lock), ``class_teacher_count_s`` (the last lock committed -> the store's count
-read N), ``class_teacher_page_count_s`` (-> the teacher's page said "N locked"; the page asks
-the store every ``POLL_S`` = 2 s), ``errors`` (locks refused or failed, a count or a page
-that never read N within ``--timeout`` s, a session's errors).
+teacher's key are read from the links it prints. The teacher's Class page is opened in a
+session, then N students' sessions on the student link, all at once, as browsers open it
+(``"class_client": "sessions"``, the default): each clicks one to four pairs of its guess grid
+(the grid's selection, as a click sets it), then all N click "Lock my guess" in the same
+second, and a lock counts once the student's page says "Locked at" (the store committed it
+before the page says so). ``--class-client store`` locks through ``ClassStore(url).lock_guess``
+from N threads instead (the store alone, no session). JSON: ``class_stored`` (guesses in the
+store), ``class_pages_said_locked`` (students' pages that said so), ``class_sessions_opened_s``
+(the N sessions opened and ready), ``class_lock_spread_s``
+(the clicks -> the last page said locked), ``class_lock_p50_s``, ``class_teacher_count_s`` (the
+last lock -> the store's count, read with the teacher's key every 10 ms, said N),
+``class_teacher_page_count_s`` (-> the teacher's page said "N locked"; the page asks the
+store every ``POLL_S`` = 1 s), ``errors`` (sessions' errors, locks never said, a count or a
+page that never read N within ``--timeout`` s).
 
 Run: ``.venv/bin/python benchmarks/bench_load.py [--sessions 30] [--num-procs 1] [--json]
 [--handicap N]`` (about ``open + duration + after`` s, ~4 minutes at the defaults).
@@ -215,6 +217,11 @@ class Client:
         self.page_shown = False
         #: called with every text a patch sets (the class benchmark reads the teacher's count)
         self.on_text = None
+        #: index the models of every patch, not only until the page arrived (a student's
+        #: guess block is made once the class's round is known)
+        self.index_all = False
+        #: called with every patch's content (a new model's text is not a ModelChanged)
+        self.on_patch = None
 
     async def open(self) -> None:
         url = f"{self.base}/explorer?{urlencode(self.query)}"
@@ -302,8 +309,10 @@ class Client:
                 if message.msgtype != "PATCH-DOC":
                     continue
                 self.frames += 1
-                if not self.page_shown:
+                if not self.page_shown or self.index_all:
                     self._take_models(message.content)
+                if self.on_patch is not None:
+                    self.on_patch(message.content)
                 events = message.content.get("events", [])
                 for event in events:
                     if event.get("kind") != "ModelChanged":
@@ -808,6 +817,120 @@ async def class_with_teacher_page(base: str, url: str, code: str, key: str, args
     return result
 
 
+LOCKED = re.compile(r"Locked(&lt;/b&gt;|</b>)? at \d\d:\d\d:\d\d")
+
+
+async def open_student(base: str, code: str, args, stats: dict) -> Client | None:
+    """A student's session on the class's link, ready to lock: its guess grid's selection
+    and its "Lock my guess" button are known."""
+    client = await open_session(base, {"class": code}, args, stats, time.monotonic())
+    if client is None:
+        return None
+    client.index_all = True
+    client.locked_at = None
+
+    def seen(content) -> None:
+        if client.locked_at is None and LOCKED.search(json.dumps(content)):
+            client.locked_at = time.monotonic()
+
+    client.on_patch = seen
+
+    def ready() -> bool:
+        try:
+            client.lock_id = client.find(label="Lock my guess")
+            source = next(mid for mid, m in client.models.items()
+                          if "symbol" in str(m.get("attributes", {}).get("data", ""))
+                          and m.get("attributes", {}).get("selected"))
+            client.selection_id = client.models[source]["attributes"]["selected"]["id"]
+        except (LookupError, StopIteration, KeyError, TypeError):
+            return False
+        return True
+
+    if not await client.wait_for(ready, args.timeout):
+        stats["errors"] += 1
+        stats["error_kinds"].append("student: no guess grid or Lock button within "
+                                    f"{args.timeout:g} s")
+        client.close()
+        return None
+    return client
+
+
+async def class_through_sessions(base: str, url: str, code: str, key: str, args) -> dict:
+    """``args.class_students`` students' sessions on the class's link (as browsers open it,
+    all at once) each click a few pairs of their guess grid, then all click "Lock my guess"
+    within the same second; each lock counts once its page says "Locked at" (the store has
+    committed it before). Meanwhile the teacher's Class page is open in a session and the
+    store's count is read with the teacher's key."""
+    from explorer.classroom import ClassStore
+
+    AsyncHTTPClient.configure(None, max_clients=10_000)
+    n = args.class_students
+    stats = new_stats()
+    seen: list[float] = []
+    teacher = await open_session(base, {"page": "class", "class": code, "key": key}, args,
+                                 stats, time.monotonic())
+    if teacher is not None:
+        teacher.index_all = True
+
+        def on_text(text: str) -> None:
+            # the pane's HTML arrives escaped: "&lt;b&gt;30 locked&lt;/b&gt;"
+            if not seen and re.search(rf"(?<![\d.]){n} locked", text):
+                seen.append(time.monotonic())
+
+        teacher.on_text = on_text
+    opened_at = time.monotonic()
+    students = [c for c in await asyncio.gather(*(open_student(base, code, args, stats)
+                                                  for _ in range(n))) if c is not None]
+    opened_s = time.monotonic() - opened_at
+    rng = random.Random(0)
+    with ClassStore(url) as store:
+        m = store.class_state(code).n_tasks
+    for client in students:   # a few pairs each, as students click (one cell once each)
+        pairs = rng.sample([(i, j) for i in range(m) for j in range(i + 1, m)], rng.randint(1, 4))
+        for i, j in pairs:
+            client.set_value(client.selection_id, "indices", [i * m + j])
+            client.set_value(client.selection_id, "indices", [])
+    await asyncio.sleep(1.0)   # the clicks answered (the server cycles each pair)
+    clicked = time.monotonic()
+    for client in students:   # all within the same second
+        client.click(client.lock_id)
+    await asyncio.gather(*(c.wait_for(lambda c=c: c.locked_at is not None, args.timeout)
+                           for c in students))
+    locked = [c.locked_at for c in students if c.locked_at is not None]
+    errors: list[str] = []   # besides the sessions' own (stats)
+    if len(locked) < n:
+        errors.append(f"{n - len(locked)} of {n} students' pages never said locked")
+    last_lock = max(locked) if locked else time.monotonic()
+    count_s = None
+    with ClassStore(url) as store:
+        while time.monotonic() - last_lock < args.timeout:
+            if store.n_locked(code, key) >= n:
+                count_s = time.monotonic() - last_lock
+                break
+            await asyncio.sleep(0.01)
+        stored = len(store.guesses(code, key))
+    if count_s is None:
+        errors.append(f"the store's count never read {n}")
+    if teacher is not None:
+        await teacher.wait_for(lambda: bool(seen), args.timeout)
+        teacher.close()
+    page_s = round(seen[0] - last_lock, 3) if seen else None
+    if teacher is not None and page_s is None:
+        errors.append(f"the teacher's page never said {n} locked")
+    for client in students:
+        client.close()
+    return {"class_stored": stored,
+            "class_pages_said_locked": len(locked),
+            "class_sessions_opened_s": round(opened_s, 2),
+            "class_lock_spread_s": round(last_lock - clicked, 3) if locked else None,
+            "class_lock_p50_s": round(statistics.median(t - clicked for t in locked), 3)
+            if locked else None,
+            "class_teacher_count_s": None if count_s is None else round(max(count_s, 0.0), 3),
+            "class_teacher_page_count_s": page_s,
+            "errors": stats["errors"] + len(errors),
+            "error_kinds": sorted(set(errors + stats["error_kinds"]))[:10]}
+
+
 def class_main(args) -> dict:
     """``--class N``: a class of N students on a real ``explorer serve --class``."""
     import tempfile
@@ -816,10 +939,12 @@ def class_main(args) -> dict:
         db_path = str(Path(folder) / "classes.sqlite")
         proc, base, log_name, code, key = start_class_server(args.num_procs, db_path)
         try:
-            result = asyncio.run(class_with_teacher_page(base, db_path, code, key, args))
+            measure = (class_through_sessions if args.class_client == "sessions"
+                       else class_with_teacher_page)
+            result = asyncio.run(measure(base, db_path, code, key, args))
         finally:
             stop_server(proc)
-    return {"class_students": args.class_students, "class_client": "store",
+    return {"class_students": args.class_students, "class_client": args.class_client,
             "num_procs": args.num_procs, "class_db": "sqlite (temporary file)",
             **result, "load_average": [round(x, 2) for x in os.getloadavg()],
             "server_log": log_name}
@@ -873,6 +998,9 @@ def main(argv=None) -> None:
     parser.add_argument("--class", dest="class_students", type=int, default=0, metavar="N",
                         help="measure a class instead: N students lock a guess at once on "
                              "'explorer serve --class' (see the docstring)")
+    parser.add_argument("--class-client", choices=("sessions", "store"), default="sessions",
+                        help="how the students lock: their sessions' Lock button (default) "
+                             "or ClassStore.lock_guess directly")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     args.fit_query = dict(p.split("=", 1) for p in args.fit_data.split("&") if "=" in p)
@@ -899,7 +1027,8 @@ def main(argv=None) -> None:
         print(f"a class of {result['class_students']} on explorer serve --class --num-procs "
               f"{result['num_procs']} (students lock through the {result['class_client']})")
         print(f"  stored {result['class_stored']} guesses; locks spread over "
-              f"{result['class_lock_spread_s']} s (slowest {result['class_lock_max_s']} s); "
+              f"{result['class_lock_spread_s']} s (slowest "
+              f"{result.get('class_lock_max_s', result['class_lock_spread_s'])} s); "
               f"the teacher's count read {result['class_students']} "
               f"{result['class_teacher_count_s']} s after the last lock, the teacher's page "
               f"after {result['class_teacher_page_count_s']} s; {result['errors']} errors "
