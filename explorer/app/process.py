@@ -112,6 +112,9 @@ def configure_process() -> None:
     if diagnostics is not None:
         diagnostics.set_value(False)
     _compat.bokeh_defaults_computed_once()
+    # a message Panel queued for a session's websocket is written, whatever the order in
+    # which its writes finish (a class locking at once lost some "Locked at" otherwise)
+    _compat.queued_writes_never_stranded()
 
 
 def freeze_imports() -> None:
