@@ -17,6 +17,7 @@ from weakref import WeakKeyDictionary
 import panel as pn
 from bokeh.document import Document
 from bokeh.models import ImportedStyleSheet
+from packaging.version import Version
 
 from explorer import _compat
 from explorer._compat import template_root_forgotten_on_session_end, theme_kept_on_pane_updates
@@ -142,11 +143,13 @@ def test_a_message_queued_after_the_block_was_lifted_is_still_written():
             written.clear()
             asyncio.run(dispatch(doc))
             stranded = doc in document._WRITE_MSGS
-            assert stranded is not unstranded, (
-                "Panel now writes a message queued without a block; "
-                "queued_writes_never_stranded in explorer/_compat.py may go" if not unstranded
-                else "queued_writes_never_stranded no longer gets a stranded message written")
-            assert written == ([] if not unstranded else ["the patch"])
+            if unstranded:
+                assert not stranded and written == ["the patch"], (
+                    "queued_writes_never_stranded no longer gets a stranded message written")
+            elif Version(pn.__version__) >= Version("1.9.4"):   # (1.9.0 has no early return)
+                assert stranded and written == [], (
+                    "Panel now writes a message queued without a block; "
+                    "queued_writes_never_stranded in explorer/_compat.py may go")
             document._WRITE_MSGS.pop(doc, None)
             document._WRITE_BLOCK.pop(doc, None)
     finally:
