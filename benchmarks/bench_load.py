@@ -67,7 +67,9 @@ store), ``class_pages_said_locked`` (students' pages that said so), ``class_sess
 (the clicks -> the last page said locked), ``class_lock_p50_s``, ``class_teacher_count_s`` (the
 last lock -> the store's count, read with the teacher's key every 10 ms, said N),
 ``class_teacher_page_count_s`` (-> the teacher's page said "N locked"; the page asks the
-store every ``POLL_S`` = 1 s), ``errors`` (sessions' errors, locks never said, a count or a
+store every ``POLL_S`` = 1 s), ``class_reveal_p50_s`` / ``class_reveal_max_s`` (the teacher's
+"Reveal to the class" -> a student's session sent the guess scored against the truth; the
+browser's drawing not included), ``errors`` (sessions' errors, locks never said, a count or a
 page that never read N within ``--timeout`` s).
 
 Run: ``.venv/bin/python benchmarks/bench_load.py [--sessions 30] [--num-procs 1] [--json]
@@ -911,8 +913,33 @@ async def class_through_sessions(base: str, url: str, code: str, key: str, args)
         stored = len(store.guesses(code, key))
     if count_s is None:
         errors.append(f"the store's count never read {n}")
+    reveal_s: list[float] = []
     if teacher is not None:
         await teacher.wait_for(lambda: bool(seen), args.timeout)
+        # the reveal: the teacher's button, then each student's page shows the guess
+        # scored against the truth (a student's session checks the store every second)
+        for client in students:
+            client.revealed_at = None
+
+            def revealed(content, client=client) -> None:
+                if client.revealed_at is None and "against the truth" in json.dumps(content):
+                    client.revealed_at = time.monotonic()
+
+            client.on_patch = revealed
+        try:
+            button = teacher.find(label="Reveal to the class")
+        except LookupError:
+            errors.append("the teacher's page has no Reveal button")
+        else:
+            clicked_reveal = time.monotonic()
+            teacher.click(button)
+            await asyncio.gather(*(c.wait_for(lambda c=c: c.revealed_at is not None,
+                                              args.timeout) for c in students))
+            reveal_s = [c.revealed_at - clicked_reveal for c in students
+                        if c.revealed_at is not None]
+            if len(reveal_s) < len(students):
+                errors.append(f"{len(students) - len(reveal_s)} students' pages never "
+                              "showed the reveal")
         teacher.close()
     page_s = round(seen[0] - last_lock, 3) if seen else None
     if teacher is not None and page_s is None:
@@ -920,6 +947,8 @@ async def class_through_sessions(base: str, url: str, code: str, key: str, args)
     for client in students:
         client.close()
     return {"class_stored": stored,
+            "class_reveal_p50_s": round(statistics.median(reveal_s), 2) if reveal_s else None,
+            "class_reveal_max_s": round(max(reveal_s), 2) if reveal_s else None,
             "class_pages_said_locked": len(locked),
             "class_sessions_opened_s": round(opened_s, 2),
             "class_lock_spread_s": round(last_lock - clicked, 3) if locked else None,

@@ -98,9 +98,9 @@ def class_scenarios() -> dict[str, str]:
 
 
 class _FollowsTheRound:
-    """A student's session follows the class's round (a part of :class:`ClassLink`): what
-    each check of the store found, the round's scenario, the truth held hidden until the
-    teacher reveals it, and then the class's pooled guess."""
+    """A session follows the class's round (a part of :class:`ClassLink`): the round's
+    scenario (the teacher's too) and, for a student, what each check of the store found, the
+    truth held hidden until the teacher reveals it, then the class's pooled guess."""
 
     def _check(self, code: str):
         """The class's state and, once its round is revealed, the class's pooled guess (read

@@ -324,18 +324,15 @@ class _GuessReveal:
         self._figure_panes[which].visible = True
         return view
 
-    def _ready_for_the_reveal(self, names) -> list:
+    def _ready_for_the_reveal(self, names) -> None:
         """A student's reveal comes from the teacher, to a whole class at once: its figures
-        are made and sent, hidden, while the student guesses, so the reveal only fills
-        them (a browser building three figures at the reveal took seconds on a busy
-        machine). Returns the hidden columns to place after the guess."""
-        columns = []
+        are made and sent, hidden (their columns are), while the student guesses, so the
+        reveal only fills and shows them (a browser building three figures at the reveal
+        took seconds on a busy machine)."""
         for which in ("truth", "model", "class"):
             view = self._heatmap(which, names)
             if view.row_names != names:
                 view.set_names(names, names)
-            columns.append(getattr(self, self.HEATMAPS[which][2]))
-        return columns
 
     def _show_class(self, names, relation) -> bool:
         """The class's mean guess beside the truth, once the teacher revealed the round (a
