@@ -98,7 +98,7 @@ def test_a_model_page_shows_the_guess_the_truth_and_the_fitted_estimate_side_by_
     assert block.model is not None and block.model["key"] == "similarity"
     state.hide_truth = False
     assert block.mode() == "reveal" and block.model_column.visible
-    shown = [o for o in block.row.objects if o.visible]
+    shown = [o for o in block.row.objects if o.visible]   # (columns: Panel layouts)
     assert [id(o) for o in shown] == [id(block.guess_column), id(block.truth_column),
                                       id(block.model_column)]
     assert "The model against the truth" in block._model_caption.object

@@ -551,12 +551,13 @@ def test_without_a_truth_the_estimate_stands_alone_and_the_truth_comes_back_on_t
     assert estimate.right == [] and estimate.frame_width == pair.frame
     page.state.hide_truth = True
     # the truth keeps its place in the row, hidden (the reveal only shows it again)
-    assert [pane.object for pane in page.story.objects if pane.visible] == [estimate]
+    assert [pane.object for pane in page.story.objects if pane.object.visible] == [estimate]
     assert [pane.object for pane in page.story.objects] == [estimate, truth]
     assert estimate.frame_width == 2 * pair.frame and estimate.right == [pair._estimate_bar]
     assert "no truth" in estimate.title.text
     run(page)
     assert "none, the truth is hidden or unknown" in pair.caption.text
     page.state.hide_truth = False
-    assert [pane.object for pane in page.story.objects if pane.visible] == [estimate, truth]
+    assert [pane.object for pane in page.story.objects
+            if pane.object.visible] == [estimate, truth]
     assert estimate.right == [] and "no truth" not in estimate.title.text

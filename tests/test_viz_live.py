@@ -202,3 +202,27 @@ def test_a_horizontal_bar_chart_keeps_its_legend_to_one_line_when_it_fits():
     long = BarView(["T0", "T1"], ["model", "per-task kNN", "pooled kNN", "per-task kernel"],
                    width=300, horizontal=True)
     assert long.figure.legend[0].orientation == "vertical"
+
+
+def test_rows_appended_to_an_emptied_source_set_it_whole_in_the_same_message():
+    """A reset and a stream held in one message lost the reset in the browser (the curve
+    was drawn back from its last step to its first after a reveal): into an empty source,
+    append_rows sets the data whole; otherwise it streams."""
+    from bokeh.document import Document
+    from bokeh.document.events import ColumnsStreamedEvent
+    from bokeh.models import ColumnDataSource
+
+    from explorer.viz.live import append_rows
+
+    doc = Document()
+    source = ColumnDataSource({"x": [1, 2], "y": [0.5, 0.4]})
+    doc.add_root(source)
+    doc.hold("combine")
+    source.data = {"x": [], "y": []}                 # the reset (a replay, a scrub back)
+    append_rows(source, {"x": [1, 2, 3], "y": [0.5, 0.4, 0.3]})
+    held = list(doc.callbacks._held_events)
+    doc.unhold()
+    assert not any(isinstance(event, ColumnsStreamedEvent) for event in held)
+    assert source.data == {"x": [1, 2, 3], "y": [0.5, 0.4, 0.3]}
+    append_rows(source, {"x": [4], "y": [0.2]})      # a live frame: streamed
+    assert source.data["x"] == [1, 2, 3, 4]

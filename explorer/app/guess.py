@@ -319,9 +319,8 @@ class _GuessReveal:
             caption = pn.pane.HTML("", width=340, styles={"font-size": "14px"})
             setattr(self, view_attr, view)
             setattr(self, caption_attr, caption)
-            self._figure_panes[which] = pane = figure_pane(view.figure)
-            getattr(self, column_attr).objects = [pane, caption]
-        self._figure_panes[which].visible = True
+            getattr(self, column_attr).objects = [figure_pane(view.figure), caption]
+        view.figure.visible = True   # (the figure's flag: see PagePanes._arrange)
         return view
 
     def _ready_for_the_reveal(self, names) -> None:
@@ -366,8 +365,7 @@ class _GuessReveal:
             lines.append(agreement_html(relationship_agreement(estimate, relation)).replace(
                 "Agreement with the truth", "The model against the truth"))
         else:   # the caption alone
-            self._heatmap("model", names)
-            self._figure_panes["model"].visible = False
+            self._heatmap("model", names).figure.visible = False
             lines.append(f"The model ({escape(model['name'])}) learns no tasks x tasks "
                          "matrix.")
         if outliers is not None and model.get("outliers") is not None:
@@ -403,7 +401,6 @@ class GuessBlock(_GuessChoices, _GuessReveal, pn.viewable.Viewer):
         self.model: dict | None = None       # this page's fitted model, on these data
         self._truth_view: MatrixHeatmap | None = None
         self._model_view: MatrixHeatmap | None = None
-        self._figure_panes: dict = {}   # the reveal's heatmaps' panes (_heatmap)
         self.intro = pn.pane.Markdown(HOW, sizing_mode="stretch_width", margin=(0, 10))
         self.outliers = pn.widgets.CheckButtonGroup(
             label="Outlier tasks", options={}, value=[], color="default", variant="outline",

@@ -144,9 +144,11 @@ class PagePanes:
         shown = {id(fig) for view in views for fig in view.figures}
         for view in views:
             for fig in _every_figure(view):
-                # (the figure's own flag too: Panel's Bokeh pane takes it back from the
-                # figure when the figure changes)
-                fig.visible = self._panes[id(fig)].visible = id(fig) in shown
+                # The figure's own flag, not its pane's: Panel's Bokeh pane, told of a
+                # change of its own parameters, copies the figure's properties back into
+                # them, and the themed figure's style sheets are objects its list refuses
+                # (a TypeError that stopped the reveal halfway: seen in a served session).
+                fig.visible = id(fig) in shown
         story = [self._panes[id(fig)] for view in views[:self.page.story]
                  for fig in _every_figure(view)]
         rest = [self._panes[id(fig)] for view in views[self.page.story:]

@@ -41,7 +41,7 @@ from .style import (
     style_figure,
 )
 
-__all__ = ["MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
+__all__ = ["append_rows", "MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
            "EstimateTruthView", "agreement_html", "cell_text",
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
@@ -355,7 +355,7 @@ class CurveView:
         """Append one point (or equal-length sequences of points)."""
         xs = list(np.atleast_1d(x).tolist())
         ys = list(np.atleast_1d(y).astype(float).tolist())
-        self.source.stream({"x": xs, "y": ys}, rollover=self.rollover)
+        append_rows(self.source, {"x": xs, "y": ys}, rollover=self.rollover)
 
     def reset(self, xs=(), ys=()) -> None:
         """Replace the whole curve (e.g. when scrubbing back)."""
@@ -508,6 +508,21 @@ class BarView:
         self.threshold.visible = value is not None
         if value is not None:
             self.threshold.location = float(value)
+
+
+def append_rows(source: ColumnDataSource, rows: dict, rollover: int | None = None) -> None:
+    """Append ``rows`` (column -> list) to ``source``: streamed, or, into an empty source,
+    set whole.
+
+    An emptied source (``source.data = ...``, a reset) streamed into in the same message
+    lost its reset in the browser: Bokeh's held events combine the reset away, so the
+    points were appended to the old ones (a curve drawn back from its last step to its first
+    after the truth was revealed). Setting the data whole combines with the reset safely.
+    """
+    if not any(len(column) for column in source.data.values()):
+        source.data = {key: list(values) for key, values in rows.items()}
+    else:
+        source.stream(rows, rollover=rollover)
 
 
 def _factor_range(factors):

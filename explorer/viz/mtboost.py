@@ -15,7 +15,7 @@ import numpy as np
 from bokeh.models import ColumnDataSource, DataRange1d, HoverTool
 from bokeh.plotting import figure
 
-from .live import LiveView, SnapshotMatrixView
+from .live import LiveView, SnapshotMatrixView, append_rows
 from .style import label_colors, style_figure
 
 __all__ = ["LossBoundsView", "SupertaskView", "TaskMatrixView"]
@@ -91,7 +91,7 @@ class LossBoundsView(LiveView):
             rows["reversed"].append(float(snap.info["reversed_bound"]))
             self.broken += rows["loss"][-1] > rows["paper"][-1] + 1e-12
         if rows["round"]:
-            self.source.stream(rows)
+            append_rows(self.source, rows)
 
     def clear(self) -> None:
         self.source.data = {key: [] for key in _SERIES}

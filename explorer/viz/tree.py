@@ -37,7 +37,7 @@ from bokeh.plotting import figure
 
 from explorer._compat import CLIENT_ONLY_SETV_JS
 
-from .live import LiveView
+from .live import LiveView, append_rows
 from .style import category_ticks, set_columns, task_colors
 from .style import style_figure as _style
 from .tree_layout import class_palette, shorten, text_width, tidy_x
@@ -1083,11 +1083,12 @@ class BoostingView(LiveView):
             self._build()
         for fig in self.figures:   # shown once there is boosting to show
             fig.visible = True
-        self.error_source.stream({"round": steps, **{f"train_{j}": errors[:, j].tolist()
-                                                     for j in range(self.max_tasks)}})
-        self.beta_source.stream({"round": steps,
-                                 "beta": [float(info["beta"]) for info in rounds],
-                                 "weak_error": [float(info["weak_error"]) for info in rounds]})
+        append_rows(self.error_source, {"round": steps, **{
+            f"train_{j}": errors[:, j].tolist() for j in range(self.max_tasks)}})
+        append_rows(self.beta_source, {"round": steps,
+                                       "beta": [float(info["beta"]) for info in rounds],
+                                       "weak_error": [float(info["weak_error"])
+                                                      for info in rounds]})
 
     def clear(self) -> None:
         if not self.figures:

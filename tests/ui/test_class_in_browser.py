@@ -4,7 +4,7 @@ class on "A negated task" (Shared vs separate), three students (fresh browser co
 nicknamed ``<b>x</b>``) click their guesses and lock them, the teacher's page counts 3 and
 shows the class's mean guess beside the truth and the nickname as text, the teacher reveals,
 and each student's page shows their guess, the truth, the model's estimate and the class's
-mean guess, each with its agreement (the time the reveal took is printed: 4.3-4.5 s here). Which
+mean guess, each with its agreement (the time the reveal took is printed: 5.4-6.8 s here). Which
 process a page, its websocket or a student reaches is the kernel's choice: the store is the
 only state the processes share. No console error and no request to a CDN (the fixtures fail
 the test on any failed request; here every request is checked too): a session made from its
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
 from tests.ui.conftest import ROOT, _free_port, serving
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.ui
 
 PROJECTOR = {"width": 1366, "height": 768}
 #: How long a student's page may take to show the reveal before the test fails: a hang, not
-#: a speed (the issue asks for 5 s; this test measured 4.3-4.5 s for the three students with
+#: a speed (the issue asks for 5 s; this test measured 5.4-6.8 s for the three students with
 #: their four browsers and the two server processes on 2 cores, and prints it each run).
 REVEAL_WAIT_MS = 15_000
 SHOTS = os.environ.get("MTL_CLASS_SCREENSHOTS")
@@ -83,12 +84,23 @@ def class_server(tmp_path_factory):
 
 
 def click_cell(page, i: int, j: int, symbol: str) -> None:
-    """Click pair (i, j) of the student's grid and wait for the server's answer."""
+    """Click pair (i, j) of the student's grid and wait for the server's answer. A click
+    that landed while the page was still laying itself out (the cell moved between reading
+    its place and the click) changes nothing: it is clicked again, never twice for one
+    change (the pair must still show what it showed before)."""
     args = ["Your guess", i, j]
     page.wait_for_function(f"() => ({CELL_JS})({args!r}) !== null")
-    cell = page.evaluate(CELL_JS, args)
-    page.mouse.click(cell["px"], cell["py"])
-    page.wait_for_function(f"() => ({SYMBOL_JS})({args!r}) === {symbol!r}")
+    before = page.evaluate(SYMBOL_JS, args)
+    for _ in range(3):
+        cell = page.evaluate(CELL_JS, args)
+        page.mouse.click(cell["px"], cell["py"])
+        try:
+            page.wait_for_function(f"() => ({SYMBOL_JS})({args!r}) !== {before!r}",
+                                   timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    assert page.evaluate(SYMBOL_JS, args) == symbol, (i, j, symbol)
 
 
 def shown(page):
@@ -167,6 +179,10 @@ def test_a_class_of_three_on_two_processes_locks_and_sees_the_reveal(class_serve
                 timeout=REVEAL_WAIT_MS)
         for name in ("Your locked guess", "The class's mean guess", "True relation"):
             expect(shown(page).get_by_role("img", name=name)).to_be_visible()
+        # the whole reveal, not half of it (a server error once stopped it after the guess
+        # block: the sidebar still said the truth was hidden and the estimate went blank)
+        expect(page.get_by_role("checkbox", name="Hide the truth")).not_to_be_checked()
+        expect(shown(page).get_by_role("img", name="Learned similarity")).to_be_visible()
     took = time.monotonic() - revealed   # printed, not asserted: a speed is a measurement
     expect(shown(students[1]).get_by_text(re.compile(r"as related; they are negated"))
            ).to_be_visible()
