@@ -787,6 +787,26 @@ def class_load(url: str, code: str, key: str, n_students: int, timeout: float) -
             "_last_lock": last_lock}
 
 
+async def open_teacher(base: str, code: str, key: str, args, stats: dict):
+    """The teacher's Class page in a session over the websocket: ``(client, seen)``, where
+    ``seen`` gets the time the page first said "N locked" (N = ``args.class_students``);
+    ``client`` is None when the session could not be opened (counted in ``stats``)."""
+    n = args.class_students
+    seen: list[float] = []
+    teacher = await open_session(base, {"page": "class", "class": code, "key": key}, args,
+                                 stats, time.monotonic())
+    if teacher is not None:
+        teacher.index_all = True
+
+        def on_text(text: str) -> None:
+            # the pane's HTML arrives escaped: "&lt;b&gt;30 locked&lt;/b&gt;"
+            if not seen and re.search(rf"(?<![\d.]){n} locked", text):
+                seen.append(time.monotonic())
+
+        teacher.on_text = on_text
+    return teacher, seen
+
+
 async def class_with_teacher_page(base: str, url: str, code: str, key: str, args) -> dict:
     """:func:`class_load` while the teacher's Class page is open in a session over the
     websocket: ``class_teacher_page_count_s`` (the last lock committed -> the page's text
@@ -794,16 +814,7 @@ async def class_with_teacher_page(base: str, url: str, code: str, key: str, args
     AsyncHTTPClient.configure(None, max_clients=10_000)
     n = args.class_students
     stats = new_stats()
-    seen: list[float] = []
-    teacher = await open_session(base, {"page": "class", "class": code, "key": key}, args,
-                                 stats, time.monotonic())
-    if teacher is not None:
-        def on_text(text: str) -> None:
-            # the pane's HTML arrives escaped: "&lt;b&gt;30 locked&lt;/b&gt;"
-            if not seen and re.search(rf"(?<![\d.]){n} locked", text):
-                seen.append(time.monotonic())
-
-        teacher.on_text = on_text
+    teacher, seen = await open_teacher(base, code, key, args, stats)
     result = await asyncio.to_thread(class_load, url, code, key, n, args.timeout)
     last_lock = result.pop("_last_lock")
     if teacher is not None:
@@ -868,18 +879,7 @@ async def class_through_sessions(base: str, url: str, code: str, key: str, args)
     AsyncHTTPClient.configure(None, max_clients=10_000)
     n = args.class_students
     stats = new_stats()
-    seen: list[float] = []
-    teacher = await open_session(base, {"page": "class", "class": code, "key": key}, args,
-                                 stats, time.monotonic())
-    if teacher is not None:
-        teacher.index_all = True
-
-        def on_text(text: str) -> None:
-            # the pane's HTML arrives escaped: "&lt;b&gt;30 locked&lt;/b&gt;"
-            if not seen and re.search(rf"(?<![\d.]){n} locked", text):
-                seen.append(time.monotonic())
-
-        teacher.on_text = on_text
+    teacher, seen = await open_teacher(base, code, key, args, stats)
     opened_at = time.monotonic()
     students = [c for c in await asyncio.gather(*(open_student(base, code, args, stats)
                                                   for _ in range(n))) if c is not None]

@@ -13,8 +13,11 @@ from urllib.parse import parse_qsl, urlencode
 import panel as pn
 from panel.io.state import set_curdoc
 
-from explorer._compat import (stylesheets_from_this_server, template_root_forgotten_on_session_end,
-                              theme_kept_on_pane_updates)
+from explorer._compat import (
+    stylesheets_from_this_server,
+    template_root_forgotten_on_session_end,
+    theme_kept_on_pane_updates,
+)
 from explorer.app.process import (
     configure_process,
     freeze_imports,

@@ -41,8 +41,8 @@ from .style import (
     style_figure,
 )
 
-__all__ = ["append_rows", "MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView", "ObjectiveView",
-           "EstimateTruthView", "agreement_html", "cell_text",
+__all__ = ["append_rows", "MatrixHeatmap", "pool_max_abs", "CurveView", "BarView", "LiveView",
+           "ObjectiveView", "EstimateTruthView", "agreement_html", "cell_text",
            "SnapshotMatrixView",
            "TruthMatrixView", "ZERO_COLOR", "DIVERGING", "escape"]
 

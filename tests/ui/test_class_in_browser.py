@@ -16,7 +16,6 @@ token on the other process than its page's once linked Panel's style sheets to t
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
