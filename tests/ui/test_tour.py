@@ -63,6 +63,33 @@ LAYOUT_HOOK_JS = """() => {
 }"""
 
 
+#: The shown page asks for its layout five times in one task (as the properties of one
+#: message do): how many layouts of the document ran before the task ended, and after.
+#: The hook (explorer/_compat.py) makes it [0, 1]; BokehJS alone lays out at each ask.
+LAYOUTS_OF_ONE_TASK_JS = """async () => {
+  const main = Bokeh.index.all_views().find((view) => view.__explorer_scoped);
+  const shown = main.child_views.find((view) =>
+    (view.model.css_classes || []).includes("explorer-page")
+    && getComputedStyle(view.el).contentVisibility !== "hidden");   // (shell.hidden_pages_rule)
+  let layouts = 0;
+  const counted = [];   // whichever view up the chain is the layout's root counts
+  for (let view = shown; view != null; view = view.parent) {
+    if (typeof view.compute_layout !== "function") continue;
+    const own = view.compute_layout;
+    view.compute_layout = function () { layouts += 1; return own.call(this); };
+    counted.push(view);
+  }
+  try {
+    for (let ask = 0; ask < 5; ask++) shown.invalidate_layout();
+    const within = layouts;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    return [within, layouts];
+  } finally {
+    for (const view of counted) delete view.compute_layout;
+  }
+}"""
+
+
 #: Tasks of the data the app opens on (the catalog's default task family).
 OPENING_TASKS = len(CATALOG["task_family"].defaults()["relations"].split(",")) + 1
 
@@ -150,6 +177,8 @@ def test_a_tour_of_the_app_leaves_the_console_clean(app_url, new_page, browser, 
     # hidden pages are left out of the browser's layout passes: the hook found its internals
     page.wait_for_function(f"({LAYOUT_HOOK_JS})() !== ''")
     assert page.evaluate(LAYOUT_HOOK_JS) == "applied"
+    # and what one message changes on the shown page is laid out once, after the message
+    assert page.evaluate(LAYOUTS_OF_ONE_TASK_JS) == [0, 1]
 
     # a run on a model page, driven by every control, with a page switch in the middle
     show(page, "Shared vs separate")
