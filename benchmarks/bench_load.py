@@ -105,7 +105,9 @@ from tornado.httpclient import AsyncHTTPClient, HTTPRequest
 from tornado.websocket import websocket_connect
 
 ROOT = Path(__file__).resolve().parents[1]
-SEED_TITLE = "Data seed"
+#: The sidebar's data seed: a :class:`explorer.app.widgets.Field`, whose label and value live
+#: on its Panel data model (a Bokeh ``Spinner`` with this title before).
+SEED_LABEL = "Data seed"
 FIT_PAGE = "outliers"
 #: the fitters' fit: Outliers' smallest penalties and largest iteration cap, a run of ~2 s
 #: alone at the default outlier_tasks data (with the default penalties it ends in 42 steps)
@@ -367,7 +369,7 @@ class Client:
 
 
 async def run_changer(client: Client, end: float, interval: float, seed0: int) -> None:
-    seed_id = client.find(title=SEED_TITLE)
+    seed_id = client.find(label=SEED_LABEL)
     seed = seed0
     next_send = time.monotonic() + random.uniform(0, interval)
     while True:
