@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import secrets
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -34,13 +33,24 @@ import param
 from explorer.classroom import ClassState, ClassStore, Guess
 
 __all__ = ["ClassLink", "POLL_S", "class_links", "class_scenarios", "class_sidebar",
-           "process_store", "relation_truth", "scenario_data"]
+           "process_store", "relation_truth", "scenario_data", "session_parts"]
 
 #: How often a student's session asks the store about the round (seconds).
 POLL_S = 1.0
 #: The scenario a class opens on when the session has none chosen (or edited it): the Tasks
 #: page's guessing exercise.
 DEFAULT_SCENARIO = "unrelated_among_related"
+
+
+def session_parts(state) -> dict:
+    """The helpers a session makes once and keeps (its class link, its guess book), by
+    name, in the state's own ``__dict__``: they go when the state goes.
+
+    (A module's ``WeakKeyDictionary`` keyed by the state kept every session alive: the
+    helpers it held hold the state, and a weak key is never let go while its value holds
+    it. Every ended session's state, document and data stayed in the server's memory.)
+    """
+    return state.__dict__.setdefault("_explorer_session_parts", {})
 
 
 def process_store() -> ClassStore:
@@ -190,8 +200,6 @@ class ClassLink(_FollowsTheRound, param.Parameterized):
                              "(the class's mean guess, (n_tasks, n_tasks), how many locked); "
                              "None before the reveal.")
 
-    _of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
     def __init__(self, state, store: ClassStore | None = None, **params):
         super().__init__(**params)
         self.state = state
@@ -207,9 +215,10 @@ class ClassLink(_FollowsTheRound, param.Parameterized):
     def of(cls, state, store: ClassStore | None = None) -> ClassLink:
         """The session's link with a class (made the first time it is asked for), joined to
         the class the state's link names."""
-        link = cls._of.get(state)
+        parts = session_parts(state)
+        link = parts.get("class_link")
         if link is None:
-            link = cls._of[state] = cls(state, store)
+            link = parts["class_link"] = cls(state, store)
             # Joined once registered: while a session is built there is no loop yet and the
             # join runs at once, building the round's page, which asks for the link again
             # (a second link would never hear of the reveal and hide the truth again).

@@ -26,14 +26,13 @@ the first time a block is shown with a truth to guess.
 from __future__ import annotations
 
 import time
-import weakref
 
 import numpy as np
 import panel as pn
 import param
 
 from explorer.app.access import name_figures
-from explorer.app.class_link import ClassLink, relation_truth
+from explorer.app.class_link import ClassLink, relation_truth, session_parts
 from explorer.app.components import figure_pane, flowing_row, set_flex_objects
 from explorer.app.page_panel import PagePanel
 from explorer.app.work import locked
@@ -122,9 +121,10 @@ class GuessBook(param.Parameterized):
     @classmethod
     def of(cls, state) -> GuessBook:
         """The session's guess (made the first time it is asked for)."""
-        book = _books.get(state)
+        parts = session_parts(state)
+        book = parts.get("guess_book")
         if book is None:
-            book = _books[state] = cls(state)
+            book = parts["guess_book"] = cls(state)
             # Registered before the link is made: joining a class may build the round's
             # page at once (no loop yet while a session is built), which asks for the book
             # again; before, that made a second book and a second link, and the second
@@ -165,10 +165,6 @@ class GuessBook(param.Parameterized):
         self.locked = guess
         self.locked_at = time.strftime("%H:%M:%S")
         self.touch()
-
-
-#: state -> its GuessBook (forgotten with the session's state)
-_books: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def guesses_on(state) -> bool:
