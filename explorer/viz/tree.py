@@ -469,18 +469,29 @@ class TreeDiagram:
                 if node_id in self._processed:
                     patches["fill"].append((self._row[node_id], fill))
             self._highlight = highlight
-        # new rows and changed cells as whole new columns, not stream/patch: a frame held
+        # New rows and changed cells as whole new columns, not stream/patch: a frame held
         # with the tree's reset (a new data set) sent those after the reset's replacement
-        # and the browser had rows past the ends of its columns (see ``set_columns``)
-        for source, rows in ((self.nodes, new_rows), (self.edges, new_edges),
-                             (self.bars, new_bars), (self.leaves, new_leaves)):
+        # and the browser had rows past the ends of its columns (see ``set_columns``).
+        # Each source is set once a frame, rows, cells and layout together: Bokeh sends
+        # every replacement of a source whole, and the browser recomputes all its glyphs
+        # (the labels measured again) for each (tests/test_frame_events.py).
+        sources = {"nodes": self.nodes, "edges": self.edges, "bars": self.bars,
+                   "leaves": self.leaves}
+        columns: dict[str, dict] = {name: {} for name in sources}
+        for name, rows in (("nodes", new_rows), ("edges", new_edges), ("bars", new_bars),
+                           ("leaves", new_leaves)):
             if next(iter(rows.values())):
-                set_columns(source, **{c: _appended(source.data[c], rows[c]) for c in rows})
-        patches = {c: p for c, p in patches.items() if p}
-        if patches:
-            set_columns(self.nodes, **{c: _patched(self.nodes.data[c], p)
-                                       for c, p in patches.items()})
-        self._place(reserve_depth)
+                data = sources[name].data
+                columns[name] = {c: _appended(data[c], rows[c]) for c in rows}
+        for c, changes in patches.items():
+            if changes:
+                nodes = columns["nodes"]
+                nodes[c] = _patched(nodes.get(c, self.nodes.data[c]), changes)
+        for name, placed in self._place(reserve_depth).items():
+            columns[name].update(placed)
+        for name, changed in columns.items():
+            if changed:
+                set_columns(sources[name], **changed)
         if cut:
             self.note.text = (f"Cut: the first {len(nodes)} of {n_total} nodes are drawn; "
                               "boxes reading 'not drawn' continue beyond the drawing.")
@@ -568,12 +579,13 @@ class TreeDiagram:
             for key, value in values.items():
                 new_leaves[key].append(value)
 
-    def _place(self, reserve_depth: int | None) -> None:
-        """Lay the tree out (screen pixels) and replace the x columns (numbers only)."""
+    def _place(self, reserve_depth: int | None) -> dict[str, dict]:
+        """Lay the tree out (screen pixels): the new x columns (numbers only) of each source
+        (``{"nodes": {"x": ...}, "edges": {...}, ...}``), for the caller to set."""
         ids = self._row_ids
         if not ids:
             self._frame(2.0 * self.margin, -self.margin, reserve_depth)
-            return
+            return {}
         extent = {node_id: (-box[0] / 2, box[0] / 2)
                   for node_id, box in zip(ids, self._box, strict=True)}
         x_of = tidy_x(self._children, extent, gap=self.node_gap, root=ids[0])
@@ -582,23 +594,24 @@ class TreeDiagram:
         hi = max(x_of[i] + extent[i][1] for i in ids) - lo + self.margin
         x = np.array([x_of[i] for i in ids], dtype=np.float32) - np.float32(lo)
         w = np.array([b[0] for b in self._box], dtype=np.float32)
-        set_columns(self.nodes, x=x)
+        placed = {"nodes": {"x": x}}
         row_of = self._row
         if self._edge_child:
             parent_of = {c: p for p, pair in self._children.items() for c in pair}
-            set_columns(self.edges, x0=x[[row_of[parent_of[c]] for c in self._edge_child]],
-                                   x1=x[[row_of[c] for c in self._edge_child]])
+            placed["edges"] = {"x0": x[[row_of[parent_of[c]] for c in self._edge_child]],
+                               "x1": x[[row_of[c] for c in self._edge_child]]}
         if self._bar_node:
             rows = np.array([row_of[n] for n in self._bar_node])
             span = np.asarray(self._bar_span, dtype=np.float32)
             left_edge = x[rows] - w[rows] / 2
-            set_columns(self.bars, left=left_edge + span[:, 0] * w[rows],
-                                  right=left_edge + span[:, 1] * w[rows])
+            placed["bars"] = {"left": left_edge + span[:, 0] * w[rows],
+                              "right": left_edge + span[:, 1] * w[rows]}
         if self._leaf_node:
             rows = np.array([row_of[n] for n in self._leaf_node])
-            set_columns(self.leaves, x=x[rows] + np.asarray(self._leaf_dx, dtype=np.float32))
+            placed["leaves"] = {"x": x[rows] + np.asarray(self._leaf_dx, dtype=np.float32)}
         deepest = max(self._depth[i] for i in ids)
         self._frame(hi, self.margin - self._height_at_depth(deepest), reserve_depth)
+        return placed
 
     def _frame(self, width: float, bottom: float, reserve_depth: int | None) -> None:
         """Send the tree's extent at scale 1, and the height kept for the depth it may still
