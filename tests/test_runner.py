@@ -391,66 +391,6 @@ def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_
     assert "step 3" in runner.status
 
 
-def test_a_snapshot_the_browser_waits_for_goes_out_at_once_not_at_the_next_tick(monkeypatch):
-    """The browser drew the last frame before the fit had a newer snapshot (a long step):
-    the worker's next snapshot wakes the loop through the session's work service, once, and
-    that frame goes at once instead of at the poll's next tick (up to 100 ms later)."""
-    import contextlib
-
-    import explorer.app.runner as runner_module
-    from explorer.app.work import WorkService
-
-    class ServedDoc:
-        session_context = object()
-
-        def add_next_tick_callback(self, callback):   # the pacer's watcher: called below
-            pass
-
-    class GatedEstimator:                      # each step after the first waits for a go
-        def __init__(self):
-            self.go = threading.Semaphore(0)
-
-        def fit_iter(self, X, y, task):
-            for i in range(1, 4):
-                if i > 1:
-                    self.go.acquire()
-                yield Snapshot(step=i, objective=1.0 / i)
-
-    scheduled, rendered = [], []
-    estimator = GatedEstimator()
-    runner = LiveFitRunner(job(estimator), rendered.append, work=WorkService(scheduled.append))
-    runner._speed.value = "unthrottled"
-    monkeypatch.setattr(runner_module.pn.state, "curdoc", ServedDoc())
-    monkeypatch.setattr(runner_module, "batched", lambda d: contextlib.nullcontext())
-
-    def wait_for(condition):
-        deadline = time.monotonic() + 10
-        while not condition() and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert condition()
-
-    runner.session.run()
-    wait_for(lambda: runner.session.version == 1)
-    runner.pump._callback = object()            # a run being polled
-    runner.pump.send()                          # the frame of step 1 went ...
-    runner.pump._frame_sent_at -= 1.0           # ... long ago, and the browser drew it:
-    runner.pacer.drawn = runner.pacer.frame     # its acknowledgement finds nothing newer
-    runner.pump.on_drawn()
-    assert [s.step for s in rendered] == [1] and scheduled == []
-    estimator.go.release()                      # step 2 comes: the worker wakes the loop
-    wait_for(lambda: len(scheduled) == 1)
-    scheduled.pop()()
-    assert [s.step for s in rendered] == [1, 2]
-    estimator.go.release()                      # step 3 while frame 2 is being drawn:
-    wait_for(lambda: runner.session.version == 3)   # no wake (the acknowledgement sends it)
-    assert scheduled == []
-    runner.pump._frame_sent_at -= 1.0
-    runner.pacer.drawn = runner.pacer.frame
-    runner.pump.on_drawn()
-    assert [s.step for s in rendered] == [1, 2, 3]
-    runner.session.reset()
-
-
 def test_run_after_done_starts_the_fit_again_from_the_start():
     rendered, cleared = [], []
     est = FakeEstimator(n=3)

@@ -228,8 +228,6 @@ class _FitWorker:
                     if self._budget is not None:
                         self._budget -= 1
                     self._cond.notify_all()
-                if self.on_snapshot is not None:
-                    self.on_snapshot()
                 self._pace(token, last)
                 last = time.monotonic()
             else:
@@ -294,9 +292,6 @@ class FitSession(_FitWorker):
         self._worker = None
         self._worker_estimator = None
         self._stopped: dict[Token, tuple[Any, Any]] = {}
-        #: Called on the worker's thread after each new snapshot (cheap, never blocking:
-        #: the frame pump uses it to wake the event loop when the browser waits for one).
-        self.on_snapshot: Callable[[], None] | None = None
         self._reset_fields()
 
     def _reset_fields(self):

@@ -137,11 +137,6 @@ class FramePump:
         # The next frame goes as soon as the browser acknowledges this one, at most MAX_FPS
         # a second: waiting for the poll's next tick would halve the frame rate.
         pacer.param.watch(locked(self.on_drawn), "drawn")
-        # ... or, when the browser drew the last frame before the fit had a newer snapshot,
-        # as soon as the worker has one (at the start of a fit on large data a step outlasts
-        # a frame; waiting for the tick cost up to 100 ms a frame).
-        self._awaiting = False
-        session.on_snapshot = self._snapshot_ready
 
     def start(self, *, failed: bool = False) -> None:
         if self._callback is None and can_poll():
@@ -183,14 +178,12 @@ class FramePump:
         active = s.active
         state = s.state
         behind = self.behind()
-        sent = behind and self._browser_ready()
-        if sent:
+        if behind and self._browser_ready():
             self.send()
+            behind = False
         self.status(state=state)
-        if behind and not sent:
+        if behind:
             return   # the browser is still drawing the last frame: the newest goes next tick
-        if not sent:
-            self._await_snapshot()
         if state in ("done", "error", "paused", "idle") or not active:
             self.stop()
             self.stopped()
@@ -208,10 +201,7 @@ class FramePump:
 
         An acknowledgement that comes sooner than ``1 / MAX_FPS`` after its frame books the
         next frame for that moment instead of leaving it to the next poll tick."""
-        if self._callback is None:
-            return
-        if not self.behind():
-            self._await_snapshot()
+        if self._callback is None or not self.behind():
             return
         wait_s = 1.0 / self.MAX_FPS - (time.monotonic() - self._frame_sent_at)
         doc = pn.state.curdoc
@@ -224,24 +214,6 @@ class FramePump:
         with batched(doc):
             self.send()
             self.status()
-
-    def _await_snapshot(self) -> None:
-        """The browser drew the last frame and no newer snapshot is due: the worker's next
-        one wakes the loop (served, while a run's frames are followed on a shown page)."""
-        self._awaiting = (self._callback is not None and self.rendering and self.following
-                          and served())
-
-    def _snapshot_ready(self) -> None:
-        """On the worker's thread: a new snapshot; if the browser waits for one, the loop
-        sends it (through the session's work service, the one way onto the loop)."""
-        if self._awaiting:
-            self._awaiting = False
-            self.session.work.schedule(self._woken)
-
-    def _woken(self) -> None:
-        """On the loop, woken by the worker: the next frame, if the browser is ready."""
-        if self._browser_ready():
-            self.on_drawn()
 
     def _booked_frame(self, doc) -> None:
         """The moment booked by an early acknowledgement (a timeout callback on ``doc``)."""
