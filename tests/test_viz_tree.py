@@ -296,6 +296,9 @@ def test_a_tree_past_the_node_limit_says_it_is_cut_and_how_much_is_drawn():
     before = next(s for s in snapshots if len(s.info["tree"]) == limit)
     view.update(before)
     assert not diagram.note.visible and "drawn" not in diagram.figure.title.text
+    first_cut = next(s for s in snapshots if len(s.info["tree"]) > limit)
+    view.update(first_cut)                 # the frame that cuts it says so at once
+    assert f"first {limit} of {len(first_cut.info['tree'])} nodes" in diagram.note.text
     start = time.perf_counter()
     for snapshot in snapshots:
         view.update(snapshot)

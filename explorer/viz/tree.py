@@ -483,10 +483,10 @@ class TreeDiagram:
             if next(iter(rows.values())):
                 data = sources[name].data
                 columns[name] = {c: _appended(data[c], rows[c]) for c in rows}
+        node_columns = columns["nodes"]
         for c, changes in patches.items():
             if changes:
-                nodes = columns["nodes"]
-                nodes[c] = _patched(nodes.get(c, self.nodes.data[c]), changes)
+                node_columns[c] = _patched(node_columns.get(c, self.nodes.data[c]), changes)
         for name, placed in self._place(reserve_depth).items():
             columns[name].update(placed)
         for name, changed in columns.items():
