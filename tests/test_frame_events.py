@@ -4,7 +4,8 @@ Bokeh sends every change of a held document in one message, but it does not fold
 replacements of one source's ``data`` into one: a view that set a source's columns three
 times in a frame (new rows, changed cells, the new layout) sent the whole source three times,
 and the browser recomputed every glyph of it (its texts measured again) three times a frame.
-The Trees page at its largest data drew 7 frames a second where one change a source draws 9.
+On the Trees page at its largest data with one busy process beside it, the live frames went
+from 6.9-7.6 to 8.5-8.6 a second when each source was set once a frame.
 """
 
 from __future__ import annotations
