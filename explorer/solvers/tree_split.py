@@ -418,7 +418,8 @@ def _search_compiled(X_t, sorted_rows, columns, weights, offsets, node_counts, m
     """Run :func:`_split_kernel` and turn its best positions into :class:`SplitCandidate`."""
     feature, position, score, task_gains = _split_kernel(
         X_t, np.ascontiguousarray(sorted_rows), columns, column_task, weights,
-        np.asarray(offsets, dtype=np.int64), node_counts, int(min_leaf))
+        np.asarray(offsets, dtype=np.int64), node_counts, int(min_leaf),
+        _xlx_table(sorted_rows.shape[1]))
     scores = score.tolist()
     if not any(math.isfinite(v) for v in scores[:3]):
         return None
