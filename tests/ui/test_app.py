@@ -763,3 +763,35 @@ def test_the_school_scenario_runs_its_page_to_the_end(app_url, page):
     headline = page.get_by_text(re.compile(r"^Fitted in \d+ steps")).first.inner_text()
     assert "worst for the model: school" in headline
     assert re.search(r"better than lasso on \d+ of 139 \(", headline), headline
+
+
+PACER_STEPS_JS = """async () => {
+  // the component's parameters: the data model Panel makes for FramePacer
+  const data = [...Bokeh.documents[0].all_models].find(
+      (m) => m.type && m.type.startsWith("FramePacer"));
+  const n = data.frame;
+  const nextPaint = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+  await nextPaint();                 // frame n is on screen
+  data.frame = n + 1;                // frame n + 1 arrives
+  const atArrival = data.drawn;      // answered at once: the frame before it is painted
+  data.frame = n + 2;                // n + 2 arrives before n + 1 was painted
+  const beforePaint = data.drawn;    // not answered yet
+  await nextPaint();
+  await nextPaint();
+  return {n, atArrival, beforePaint, afterPaint: data.drawn};
+}"""
+
+
+def test_a_frame_is_answered_when_it_arrives_if_the_one_before_is_painted(app_url, page):
+    """The browser's answer to a live frame (``FramePacer``): at arrival when the frame before
+    it is on screen, so the server makes and sends the next while this one is painted; held
+    while the frame before is not painted yet, so the browser never has two frames it has
+    not painted. Played on the real component in Chromium by setting ``frame`` as the
+    server does, on an idle page (no run: the server's pump ignores the answers)."""
+    open_app(page, app_url + "?page=outliers&data=outlier_tasks")
+    page.get_by_text("Ready.").first.wait_for()
+    steps = page.evaluate(PACER_STEPS_JS)
+    n = steps["n"]
+    assert steps["atArrival"] == n + 1, steps
+    assert steps["beforePaint"] == n + 1, steps
+    assert steps["afterPaint"] == n + 2, steps
