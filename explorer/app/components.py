@@ -94,7 +94,8 @@ class FramePacer(JSComponent):
     browser idle for the whole trip to the server and back: measured on Outliers with
     ``bench_app --handicap 1``, 8.8 frames/s, and 12.7 with the paint and the trip
     overlapped.) Frames come at most ``FramePump.MAX_FPS`` a second, so one is painted
-    before the next arrives unless applying it held the browser for longer than that. A hidden tab paints nothing and so asks for nothing.
+    before the next arrives unless applying it held the browser for longer than that. A
+    hidden tab paints nothing and so asks for nothing.
     """
 
     frame = param.Integer(default=0)
