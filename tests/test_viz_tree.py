@@ -85,6 +85,9 @@ def _check_readable(diagram: TreeDiagram) -> None:
     lo, hi, height = (diagram.extent.data[k][0] for k in ("lo", "hi", "height"))
     assert lo <= boxes[:, 0].min() and boxes[:, 1].max() <= hi
     assert -height <= boxes[:, 2].min() and boxes[:, 3].max() <= 0
+    # and the root's x, where a tree wider than the frame opens (_FIT_JS)
+    root_row = list(diagram.nodes.data["node"]).index(0)
+    assert diagram.extent.data["root"][0] == pytest.approx(diagram.nodes.data["x"][root_row])
 
 
 def test_a_growing_tree_keeps_the_height_of_its_depth_bound_and_a_complete_one_fits():

@@ -154,7 +154,8 @@ class TreeDiagram:
         self.natural_size = (0.0, 0.0)
         # the tree's extent at scale 1 (pixels): the browser fits it to the frame
         self.extent = ColumnDataSource(dict(lo=[0.0], hi=[float(self.min_frame[0])],
-                                            height=[float(self.min_frame[1])], reserve=[0.0]))
+                                            height=[float(self.min_frame[1])], reserve=[0.0],
+                                            root=[self.min_frame[0] / 2.0]))
         self.edges = ColumnDataSource(dict(x0=[], y0=[], x1=[], y1=[]))
         self.nodes = ColumnDataSource({c: [] for c in self._NODE_COLUMNS},
                                       name="mtdt_tree_nodes")
@@ -610,16 +611,21 @@ class TreeDiagram:
             rows = np.array([row_of[n] for n in self._leaf_node])
             placed["leaves"] = {"x": x[rows] + np.asarray(self._leaf_dx, dtype=np.float32)}
         deepest = max(self._depth[i] for i in ids)
-        self._frame(hi, self.margin - self._height_at_depth(deepest), reserve_depth)
+        self._frame(hi, self.margin - self._height_at_depth(deepest), reserve_depth,
+                    root_x=float(x[0]))
         return placed
 
-    def _frame(self, width: float, bottom: float, reserve_depth: int | None) -> None:
-        """Send the tree's extent at scale 1, and the height kept for the depth it may still
-        reach; the browser fits them to the frame (_FIT_JS)."""
+    def _frame(self, width: float, bottom: float, reserve_depth: int | None,
+               root_x: float | None = None) -> None:
+        """Send the tree's extent at scale 1, the height kept for the depth it may still
+        reach and the root's x (a tree wider than the frame opens on its root); the
+        browser fits them to the frame (_FIT_JS)."""
         height = self.margin - bottom
         self.natural_size = (width, height)
         reserve = 0.0 if reserve_depth is None else self._height_at_depth(reserve_depth)
-        self.extent.data = dict(lo=[0.0], hi=[width], height=[height], reserve=[reserve])
+        root = width / 2.0 if root_x is None else root_x
+        self.extent.data = dict(lo=[0.0], hi=[width], height=[height], reserve=[reserve],
+                                root=[root])
 
     def _height_at_depth(self, depth: int) -> float:
         """Height at scale 1 of a drawing whose deepest nodes are at ``depth``."""
@@ -647,7 +653,11 @@ function fit() {
   const panned = scale < min_scale
   scale = Math.max(scale, min_scale)
   const span = width / scale
-  const start = panned ? lo : (lo + hi - span) / 2
+  // a tree wider than the frame is panned: it opens on its root, above the middle of the
+  // tree, not on its left edge, where the top of the drawing was empty
+  const root = extent.data.root[0]
+  const start = panned ? Math.max(lo, Math.min(root - span / 2, hi - span))
+                       : (lo + hi - span) / 2
   // A new frame height lays out the whole page (~100 ms in the browser, a frame's time).
   // During a fit the frame takes the height of the deepest tree the fit may grow
   // (``reserve``, at most scale 1) on its first frame, instead of growing at every new

@@ -200,6 +200,25 @@ def test_trees_page_grows_node_by_node(app_url, new_page):
     page.get_by_text("Ready.").first.wait_for()
 
 
+def test_a_tree_wider_than_the_page_opens_on_its_root(app_url, new_page):
+    """A tree too wide for the frame at the smallest readable scale is panned: the view
+    opens on its root (above the middle of the tree), not on its left edge, where the top of
+    the drawing was empty on a projector (100 tasks, depth 8: ~230 nodes)."""
+    page = new_page({"width": 1366, "height": 768})
+    open_app(page, app_url + "?page=trees&data=clustered_tasks&d.n_tasks=100"
+             "&d.n_features=200&d.n_samples_per_task=100&trees.max_depth=8")
+    page.get_by_text("Ready.").first.wait_for(timeout=60_000)
+    page.get_by_role("combobox", name="Speed").select_option("unthrottled")
+    page.get_by_role("button", name="▶ Run").click()
+    page.get_by_text("Mean test error").first.wait_for(timeout=60_000)
+    page.wait_for_function(TREE_FIT_JS + "() !== null")
+    fit = page.evaluate(TREE_FIT_JS + "()")
+    assert fit["span"] < fit["hi"] - fit["lo"]             # panned
+    assert fit["start"] > fit["lo"]                         # not the left edge
+    assert fit["start"] < fit["root"] < fit["start"] + fit["span"]
+    assert abs(fit["root"] - (fit["start"] + fit["span"] / 2)) <= 1  # centred on it
+
+
 TASKS_2 = ["T0 4 classes", "T1 2 classes"]
 PACER_JS = """(() => {
   for (const doc of Bokeh.documents) for (const model of doc._all_models.values()) {
@@ -219,7 +238,8 @@ TREE_FIT_JS = """(() => {
     if (fig.inner_width == null || text.text_font_size.value == "13px") return null
     return {width: fig.inner_width, span: fig.x_range.end - fig.x_range.start,
             start: fig.x_range.start, lo: extent.data.lo[0], hi: extent.data.hi[0],
-            height: extent.data.height[0], frame_height: fig.frame_height,
+            height: extent.data.height[0], root: extent.data.root[0],
+            frame_height: fig.frame_height,
             font: parseFloat(text.text_font_size.value),
             legends: fig.above.filter((a) => a.type == "Legend").map(
               (l) => l.items.map((i) => i.label.value)).reverse()}
