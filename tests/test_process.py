@@ -58,6 +58,75 @@ def test_the_memory_trim_collects_what_ended_sessions_left_in_cycles():
         gc.enable()
 
 
+@pytest.fixture
+def thawed():
+    """The test process's objects back in the collector's generations afterwards (the
+    functions under test freeze every object alive)."""
+    import gc
+
+    yield
+    gc.unfreeze()
+
+
+class _Record:
+    """An object in a cycle: only the cyclic collector frees it."""
+
+    def __init__(self):
+        self.itself = self
+
+
+def test_a_built_session_leaves_the_collector_and_its_cycles_are_freed_when_sessions_end(
+        thawed):
+    import gc
+    import weakref
+
+    from explorer.app import process
+
+    young_garbage, kept = _Record(), _Record()
+    gone, alive = weakref.ref(young_garbage), weakref.ref(kept)
+    gc.disable()                      # no automatic collection may do the work under test
+    try:
+        del young_garbage
+        process.freeze_long_lived()   # a session was built
+        assert gone() is None         # garbage is collected, not frozen
+        assert gc.get_freeze_count() > 0
+        del kept                      # the session ends: its cycle is garbage now
+        gc.collect()
+        assert alive() is not None    # frozen: full collections no longer walk it
+        process._trim_memory()        # the trim after sessions end
+        assert alive() is None
+    finally:
+        gc.enable()
+
+
+def test_cycles_among_frozen_objects_are_freed_within_the_set_time_on_a_server(
+        monkeypatch, thawed):
+    import asyncio
+    import gc
+    import weakref
+
+    from explorer.app import process
+
+    monkeypatch.setattr(process, "COLLECT_FROZEN_S", 0.05)
+    monkeypatch.setattr(process, "_collect_pending", False)
+
+    async def a_long_session():
+        dropped = _Record()           # a page's old figure: made, frozen, then dropped
+        alive = weakref.ref(dropped)
+        process.freeze_long_lived()
+        del dropped
+        gc.collect()
+        assert alive() is not None
+        await asyncio.sleep(0.3)      # no session ended meanwhile
+        return alive()
+
+    gc.disable()
+    try:
+        assert asyncio.run(a_long_session()) is None
+    finally:
+        gc.enable()
+
+
 def test_the_memory_trim_lets_go_of_attribute_names_made_by_the_sessions():
     """CPython's type attribute cache holds each name looked up; names a session made at run
     time (from JSON patches, generated properties) would keep ended sessions' memory pinned."""

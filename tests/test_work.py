@@ -353,6 +353,64 @@ def test_in_turn_runs_queued_callbacks_in_order_with_the_loop_answering_in_betwe
     assert admission.waiting == 0
 
 
+def test_an_answer_is_in_the_making_from_its_submit_to_the_end_of_its_last_step():
+    """A data change's answer is a chain of jobs (the data, then the page's figures, each
+    submitted by the step before it): :func:`answering` holds from the first submit until
+    the last apply, and a session's end lets go of what it had in flight."""
+    from explorer.app.work import answering
+
+    loop = FakeLoop()
+    off, applied = work(loop), []
+    assert not answering()
+    off.submit("data", lambda: "data",
+               lambda data: off.submit("figures", lambda: data + " drawn", applied.append))
+    assert answering()
+    assert loop.run(2) == 2                    # the data built and applied ...
+    assert answering() and applied == []       # ... its figures are still being made
+    assert loop.run(2) == 2
+    assert applied == ["data drawn"] and not answering()
+
+    gate = threading.Event()
+    off.submit("data", lambda: gate.wait(10), applied.append)
+    loop.run(1)                                # computing
+    assert answering()
+    off.close()                                # the session ended meanwhile
+    assert not answering()
+    gate.set()
+
+
+def test_a_turn_waits_while_an_open_session_is_answered_but_not_for_ever():
+    """A new session's build (a turn) waits while an open session's answer is being made, so
+    a change waits for the build that was running when it came, not for one at each of its
+    steps; after ``yield_s`` the turn runs however busy the class keeps the server."""
+    import asyncio
+
+    busy_now = {"answering": True}
+    admission = Admission(answering=lambda: busy_now["answering"], yield_s=0.3)
+    seen = []
+
+    async def open_while_others_change():
+        admission.in_turn(TickDocument(), lambda: seen.append("page"))
+        await asyncio.sleep(0.1)
+        waited_for_the_answer = seen == []
+        busy_now["answering"] = False          # the answer went out
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.005)
+        busy_now["answering"] = True           # a class that never stops changing
+        start = time.monotonic()
+        admission.in_turn(TickDocument(), lambda: seen.append("page 2"))
+        while len(seen) < 2 and time.monotonic() - start < 10:
+            await asyncio.sleep(0.01)
+        return waited_for_the_answer, time.monotonic() - start
+
+    waited_for_the_answer, second_after = asyncio.run(open_while_others_change())
+    assert waited_for_the_answer
+    assert seen == ["page", "page 2"]
+    assert second_after >= 0.3                 # it waited its yield_s, then ran
+
+
 def test_admission_opens_sessions_together_within_its_window_on_its_own_clock():
     """The policy with a fake clock: a session that starts within ``together_s`` of the end
     of another's first document (or while builds wait their turn) opens together with it;
@@ -387,6 +445,10 @@ def test_admission_opens_sessions_together_within_its_window_on_its_own_clock():
 
     assert asyncio.run(queued_then_served())         # a build waits: the next one joins it
     assert not admission.opening_together() and admission.waiting == 0
+    # a process of several (--num-procs): every session opens together (its page's request
+    # and its websocket may land on two processes; the page is built where it lives)
+    several = Admission(clock=lambda: now[0], one_of_several=lambda: True)
+    assert several.opening_together()
 
 
 def test_admission_runs_at_once_without_a_loop_and_finds_the_session_it_admitted():

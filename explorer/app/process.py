@@ -19,7 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from explorer import _compat
 
 __all__ = ["WARM_UPS", "WARM_UP_STARTED", "capture_warnings", "configure_process",
-           "freeze_imports", "install_warning_router", "release_memory_soon", "warm_up_kernels",
+           "freeze_long_lived", "install_warning_router", "release_memory_soon", "warm_up_kernels",
            "warm_up_with"]
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,7 @@ _previous_showwarning = None
 _configure_lock = threading.Lock()
 _configured = False
 _frozen = False
+_collect_pending = False
 _trim_pending = False
 _warm_up: threading.Thread | None = None
 
@@ -115,22 +116,62 @@ def configure_process() -> None:
     # a message Panel queued for a session's websocket is written, whatever the order in
     # which its writes finish (a class locking at once lost some "Locked at" otherwise)
     _compat.queued_writes_never_stranded()
+    # the processes of --num-procs share the sessions of a class opening at once
+    _compat.connections_accepted_one_at_a_time()
 
 
-def freeze_imports() -> None:
-    """Move the objects alive now (the imported modules) out of the cyclic collector's
-    generations, once: every full collection walked them all and stalled every session.
+def freeze_long_lived() -> None:
+    """Move the objects alive now out of the cyclic collector's generations (``gc.freeze``):
+    called with only the imports alive (the first session's build), then each time a
+    session's pages are built. Frozen objects are still freed by reference counting; cycles
+    among them are collected when sessions end (:func:`release_memory_soon`) or at the
+    latest :data:`COLLECT_FROZEN_S` after a freeze.
 
-    Call it before a session's objects exist; frozen objects are still freed by reference
-    counting.
+    Why: CPython's full collection walks every tracked object, and a full collection comes
+    each time the objects that survived grew by a quarter, which they do with every session
+    a class opens. Measured (``bench_load.py --sessions 30 --num-procs 1``, 40 s): 18 full
+    collections, 2.5 s in all, up to 0.40 s each, every session stopped meanwhile. A session's
+    pages live as long as it does, so the collector has nothing to find in them.
+
+    The young generations are collected first (a few ms), so no garbage is frozen.
     """
     global _frozen
     import gc
 
     with _configure_lock:
-        if _frozen:
-            return
-        _frozen = True
+        first, _frozen = not _frozen, True
+    gc.collect(2 if first else 1)
+    gc.freeze()
+    _collect_frozen_later()
+
+
+#: Longest wait (s) for a collection of cycles among frozen objects after a freeze: what a
+#: page dropped while its session lives (an old figure, a replaced data set) is freed within
+#: it, however long the session.
+COLLECT_FROZEN_S = 300.0
+
+
+def _collect_frozen_later() -> None:
+    global _collect_pending
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:   # panel serve --warm's build, a notebook: nobody to stall
+        return
+    if not _collect_pending:
+        _collect_pending = True
+        loop.call_later(COLLECT_FROZEN_S, _collect_frozen)
+
+
+def _collect_frozen() -> None:
+    """One full collection over every object, the frozen ones too; the survivors are frozen
+    again."""
+    global _collect_pending
+    import gc
+
+    _collect_pending = False
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
 
@@ -138,14 +179,14 @@ def freeze_imports() -> None:
 def _trim_memory() -> None:
     global _trim_pending
     _trim_pending = False
-    import gc
 
     # the attribute names ended sessions made at run time, held by CPython's type cache,
     # keep their scattered allocator arenas from going back to the system
     _compat.clear_type_cache()
     # Bokeh collects before a session's destroy hooks run: the cycles those hooks let go
-    # would wait for a full collection an idle server never makes
-    gc.collect()
+    # (and the ended session's frozen pages) would wait for a full collection an idle
+    # server never makes
+    _collect_frozen()
     _compat.malloc_trim()
 
 

@@ -20,7 +20,7 @@ from explorer._compat import (
 )
 from explorer.app.process import (
     configure_process,
-    freeze_imports,
+    freeze_long_lived,
     release_memory_soon,
     warm_up_kernels,
 )
@@ -187,7 +187,7 @@ def build_app(models=None, *, admission: Admission | None = None
     from explorer.app.state import ExplorerState
 
     pages = pages_for(configured_models(models or ()))
-    freeze_imports()   # the first session's build: everything is imported, nothing made yet
+    freeze_long_lived()   # the imports (first session), the sessions built so far
 
     doc = pn.state.curdoc
     if listening and doc is not None:

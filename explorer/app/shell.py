@@ -12,6 +12,7 @@ import logging
 import panel as pn
 
 from explorer.app.components import ShownPageLayout
+from explorer.app.process import freeze_long_lived
 from explorer.app.sidebar import make_sidebar
 from explorer.app.work import Admission, batched, served
 from explorer.viz.live import escape
@@ -71,6 +72,9 @@ class ExplorerApp(pn.viewable.Viewer):
             self._show_page()
         if served(doc):   # (not panel serve --warm's build: its first visitor is alone)
             self.admission.opened()
+            # the session's objects live as long as it does: out of the collector's way
+            # once its first document (all of it, for a visitor on their own) is drawn
+            pn.state.onload(freeze_long_lived)
 
     def __panel__(self):
         return pn.Row(pn.Column(self.sidebar_area, width=340), self.main,
@@ -135,7 +139,7 @@ class ExplorerApp(pn.viewable.Viewer):
         def after_load() -> None:
             # three turns of ~0.05-0.1 s each: the sidebar; the page's objects; their Bokeh
             # models, sent (a change of an open session waits for one turn at most)
-            for build in (self._make_sidebar, self._build_chosen_page, self._show_page):
+            for build in (self._make_sidebar, self._build_chosen_page, self._show_page_built):
                 self.admission.in_turn(doc, build)
 
         pn.state.onload(after_load)
@@ -148,6 +152,12 @@ class ExplorerApp(pn.viewable.Viewer):
         re-create the page's views and re-measure every figure."""
         with batched(pn.state.curdoc):
             self._show_chosen_page()
+
+    def _show_page_built(self) -> None:
+        """The last turn of a session opened with others: its page shown, and the objects
+        it made (they live as long as the session) moved out of the collector's way."""
+        self._show_page()
+        freeze_long_lived()
 
     def _build_chosen_page(self):
         """The chosen page's view, built the first time without being shown; None when its
