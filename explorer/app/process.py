@@ -31,6 +31,7 @@ _configured = False
 _frozen = False
 _collect_pending = False
 _trim_pending = False
+_trim_frozen = False
 _warm_up: threading.Thread | None = None
 
 #: What the warm-up runs after the kernels, in the order it was added: what a page computes
@@ -177,28 +178,41 @@ def _collect_frozen() -> None:
 
 
 def _trim_memory() -> None:
-    global _trim_pending
-    _trim_pending = False
+    global _trim_pending, _trim_frozen
+    frozen, _trim_pending, _trim_frozen = _trim_frozen, False, False
 
     # the attribute names ended sessions made at run time, held by CPython's type cache,
     # keep their scattered allocator arenas from going back to the system
     _compat.clear_type_cache()
     # Bokeh collects before a session's destroy hooks run: the cycles those hooks let go
-    # (and the ended session's frozen pages) would wait for a full collection an idle
+    # (and an ended session's frozen pages) would wait for a full collection an idle
     # server never makes
-    _collect_frozen()
+    if frozen:
+        _collect_frozen()
+    else:
+        import gc
+
+        gc.collect()
     _compat.malloc_trim()
 
 
-def release_memory_soon(delay_s: float = 2.0) -> None:
+def release_memory_soon(delay_s: float = 2.0, *, drawn: bool = True) -> None:
     """Give the memory of ended sessions back to the system, once, ``delay_s`` from now.
 
     Calls within ``delay_s`` share one trim (a class closing its tabs costs one). On a running
     event loop it is scheduled there; without one it runs at once.
+
+    ``drawn``: the session ended was drawn in a browser, so its objects were frozen
+    (:func:`freeze_long_lived`) and only a collection of every object frees their cycles: a
+    stall of 1-2 s on a loaded server of thirty sessions. A session that was never drawn
+    (with ``--num-procs``, a page request whose websocket went to another process: Bokeh
+    ends it unused) made only its first document; the frozen part of it waits for the next
+    full collection (:data:`COLLECT_FROZEN_S`), and its end costs no stall.
     """
-    global _trim_pending
+    global _trim_pending, _trim_frozen
     import asyncio
 
+    _trim_frozen = _trim_frozen or drawn
     if _trim_pending:
         return
     try:

@@ -205,7 +205,7 @@ def build_app(models=None, *, admission: Admission | None = None
         # a paused fit would keep the whole session alive
         state.work.close()
         app.close()
-        release_memory_soon()
+        release_memory_soon(drawn=app.drawn)
 
     pn.state.on_session_destroyed(end_session)
     state.param.watch(lambda event: _show_notification(*event.new), "notification")

@@ -55,6 +55,8 @@ class ExplorerApp(pn.viewable.Viewer):
         self._frames: dict[str, pn.viewable.Viewable] = {}   # slug -> the page's layout
         self.main = pn.Column(self._page_error, sizing_mode="stretch_width", min_height=600)
         self._shown_view = None
+        #: True once a browser drew the session's first document (Panel's ``onload``)
+        self.drawn = False
         self.admission = admission if admission is not None else Admission()
         doc = pn.state.curdoc
         if served(doc):
@@ -72,13 +74,17 @@ class ExplorerApp(pn.viewable.Viewer):
             self._show_page()
         if served(doc):   # (not panel serve --warm's build: its first visitor is alone)
             self.admission.opened()
-            # the session's objects live as long as it does: out of the collector's way
-            # once its first document (all of it, for a visitor on their own) is drawn
-            pn.state.onload(freeze_long_lived)
+            pn.state.onload(self._drawn)
 
     def __panel__(self):
         return pn.Row(pn.Column(self.sidebar_area, width=340), self.main,
                       sizing_mode="stretch_width")
+
+    def _drawn(self) -> None:
+        """The first document is drawn: the session's objects (all of it, for a visitor on
+        their own) live as long as it does, out of the collector's way."""
+        self.drawn = True
+        freeze_long_lived()
 
     def _make_sidebar(self) -> None:
         """Build the sidebar's items over the session's state (once)."""
