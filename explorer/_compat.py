@@ -18,9 +18,9 @@ from contextlib import contextmanager
 
 __all__ = ["CLIENT_ONLY_SETV_JS", "SHOWN_PAGE_LAYOUT_ESM", "VIEW_ELEMENTS_JS",
            "background_periodic_callback", "bokeh_defaults_computed_once", "clear_type_cache",
-           "connections_accepted_one_at_a_time", "inline_stylesheet_updates",
-           "limit_malloc_arenas", "malloc_trim", "send_at_once", "style_new_flex_children",
-           "template_root_forgotten_on_session_end", "theme_kept_on_pane_updates"]
+           "inline_stylesheet_updates", "limit_malloc_arenas", "malloc_trim", "send_at_once",
+           "style_new_flex_children", "template_root_forgotten_on_session_end",
+           "theme_kept_on_pane_updates"]
 
 
 # --- shell and serving ---------------------------------------------------------
@@ -165,37 +165,6 @@ def queued_writes_never_stranded() -> bool:
     panel_dispatch_msgs = original   # (Panel's own, for the test)
     dispatch_msgs._explorer_unstranded = True
     document._dispatch_msgs = dispatch_msgs
-    return True
-
-
-def connections_accepted_one_at_a_time() -> bool:
-    """Let a server process accept one connection per turn of its event loop, not every
-    waiting one (once per process; True when set).
-
-    ``panel serve --num-procs N`` forks N processes over one listening socket, and Tornado
-    6.6 accepts up to ``tornado.netutil._DEFAULT_BACKLOG`` (128) connections each time the
-    socket is ready (``add_accept_handler``). A class opening the link together sends thirty
-    requests in a moment: the first process to wake took them nearly all. Measured
-    (``bench_load.py --sessions 30 --num-procs 2``): 22 of the 30 pages' requests and 27 of
-    the 30 live sessions (a session lives where its websocket lands) on one process, which
-    then answered its changes with a p95 of 2-4 s while the other process idled. One per
-    turn, a process busy building a page leaves the next connection to an idle one.
-
-    The listening socket's backlog is bound to ``bind_sockets``' default when Tornado is
-    imported, so only the accept loop reads the value changed here.
-
-    Waits for: a public setting of the accept batch in Tornado (none; ``bind_sockets`` takes
-    ``reuse_port``, which Bokeh's server does not pass). Worth its risk: one module integer,
-    and ``tests/test_compat.py`` accepts from a real socket with Tornado's handler and fails
-    loudly if it takes more than one connection per call.
-    """
-    from tornado import netutil
-
-    if not isinstance(getattr(netutil, "_DEFAULT_BACKLOG", None), int):
-        raise RuntimeError("tornado.netutil no longer has _DEFAULT_BACKLOG; "
-                           "connections_accepted_one_at_a_time in explorer/_compat.py needs "
-                           "updating.")
-    netutil._DEFAULT_BACKLOG = 1
     return True
 
 

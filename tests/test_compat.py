@@ -157,53 +157,6 @@ def test_a_message_queued_after_the_block_was_lifted_is_still_written():
 
 
 # --- notebooks ----------------------------------------------------------------------------
-def test_tornado_accepts_one_waiting_connection_per_call_with_the_workaround():
-    """Three connections wait on a real listening socket; Tornado's accept handler
-    (``add_accept_handler``, registered on a stand-in loop) takes them all in one call as
-    shipped, and one with :func:`_compat.connections_accepted_one_at_a_time`."""
-    import socket
-
-    from tornado import netutil
-
-    shipped = netutil._DEFAULT_BACKLOG
-
-    def taken_in_one_call() -> int:
-        server = socket.socket()
-        server.bind(("127.0.0.1", 0))
-        server.listen(8)
-        server.setblocking(False)
-        clients = [socket.create_connection(server.getsockname()) for _ in range(3)]
-        handlers, accepted = [], []
-
-        class StandInLoop:
-            def add_handler(self, fd, handler, events):
-                handlers.append(handler)
-
-            def remove_handler(self, fd):
-                pass
-
-        original_current = netutil.IOLoop.current
-        netutil.IOLoop.current = staticmethod(lambda *args, **kwargs: StandInLoop())
-        try:
-            netutil.add_accept_handler(server, lambda conn, address: accepted.append(conn))
-        finally:
-            netutil.IOLoop.current = original_current
-        handlers[0](server.fileno(), 0)
-        for sock in [*accepted, *clients, server]:
-            sock.close()
-        return len(accepted)
-
-    try:
-        netutil._DEFAULT_BACKLOG = 128   # as Tornado 6.6 ships it (configure_process may have run)
-        assert taken_in_one_call() == 3, "Tornado's accept handler takes fewer than it ships"
-        assert _compat.connections_accepted_one_at_a_time()
-        assert taken_in_one_call() == 1, (
-            "Tornado's accept handler no longer reads netutil._DEFAULT_BACKLOG; "
-            "connections_accepted_one_at_a_time in explorer/_compat.py needs updating")
-    finally:
-        netutil._DEFAULT_BACKLOG = shipped
-
-
 def test_panel_still_looks_stylesheets_up_in_the_per_document_cache():
     from panel.io.resources import CDN_DIST
     from panel.io.state import state

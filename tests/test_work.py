@@ -445,10 +445,6 @@ def test_admission_opens_sessions_together_within_its_window_on_its_own_clock():
 
     assert asyncio.run(queued_then_served())         # a build waits: the next one joins it
     assert not admission.opening_together() and admission.waiting == 0
-    # a process of several (--num-procs): every session opens together (its page's request
-    # and its websocket may land on two processes; the page is built where it lives)
-    several = Admission(clock=lambda: now[0], one_of_several=lambda: True)
-    assert several.opening_together()
 
 
 def test_admission_runs_at_once_without_a_loop_and_finds_the_session_it_admitted():

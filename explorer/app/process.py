@@ -117,8 +117,6 @@ def configure_process() -> None:
     # a message Panel queued for a session's websocket is written, whatever the order in
     # which its writes finish (a class locking at once lost some "Locked at" otherwise)
     _compat.queued_writes_never_stranded()
-    # the processes of --num-procs share the sessions of a class opening at once
-    _compat.connections_accepted_one_at_a_time()
 
 
 def freeze_long_lived() -> None:

@@ -47,7 +47,7 @@ from typing import Any
 
 __all__ = ["LONG", "QUICK", "TURNS", "Admission", "Cancelled", "Job", "Token", "WorkService",
            "after_this_paint", "answering", "batched", "busy", "can_poll", "in_notebook_kernel",
-           "locked", "on_loop", "one_of_several_processes", "served", "start_thread"]
+           "locked", "on_loop", "served", "start_thread"]
 
 log = logging.getLogger(__name__)
 
@@ -629,13 +629,6 @@ def after_this_paint(callback: Callable[[], None], *, fallback_s: float = 10.0) 
     return True
 
 
-def one_of_several_processes() -> bool:
-    """True in a server process forked with others (``panel serve --num-procs N``, N > 1)."""
-    from tornado.process import task_id
-
-    return task_id() is not None
-
-
 class Admission:
     """Who goes when sessions open together (a class opening one link): the policy of one
     server process, made where the app is served (:func:`explorer.app.serving.build_app`)
@@ -669,19 +662,6 @@ class Admission:
     answering : callable () -> bool
         True while an open session's answer is being made (default :func:`answering`, the
         process's sessions).
-    one_of_several : callable () -> bool
-        True in a process of a server of several (default :func:`one_of_several_processes`):
-        there every session opens together with others. A session's page request and its
-        websocket are two connections, each taken by whichever process is free, and a
-        session lives where its websocket lands: a process made from the token builds the
-        session again. A page built with the first document was thrown away whenever the
-        websocket went to the other process, and the process that built it was busy while
-        the others took the websockets (measured, ``bench_load.py --sessions 30 --num-procs
-        2``: 25 of 30 sessions built twice and living on one process). A first document
-        without the page costs ~35 ms wherever it is made.
-    yield_s : float
-        Longest wait of a turn for ``answering`` to be False: opening sessions are not
-        starved by a class that keeps changing things.
     clock : callable () -> float
         Seconds, monotonic (a test passes a fake clock).
 
@@ -728,12 +708,10 @@ class Admission:
     def __init__(self, *, together_s: float = TOGETHER_S, turn_gap_s: float = TURN_GAP_S,
                  turn_timeout_s: float = TURN_TIMEOUT_S,
                  answering: Callable[[], bool] = answering, yield_s: float = YIELD_S,
-                 one_of_several: Callable[[], bool] = one_of_several_processes,
                  clock: Callable[[], float] = time.monotonic):
         self.together_s, self.turn_gap_s = float(together_s), float(turn_gap_s)
         self.turn_timeout_s, self.clock = float(turn_timeout_s), clock
         self.answering, self.yield_s = answering, float(yield_s)
-        self.one_of_several = one_of_several
         self._last_opened = float("-inf")
         self._turns: deque = deque()   # (document, callback), oldest first
         self._taker: asyncio.Task | None = None
@@ -745,10 +723,8 @@ class Admission:
 
     def opening_together(self) -> bool:
         """True when another session finished its first document less than ``together_s``
-        seconds ago, or builds still wait their turn, or this process is one of several
-        (``one_of_several()``)."""
-        return (self.clock() - self._last_opened < self.together_s or self.waiting > 0
-                or self.one_of_several())
+        seconds ago, or builds still wait their turn."""
+        return self.clock() - self._last_opened < self.together_s or self.waiting > 0
 
     @property
     def waiting(self) -> int:
