@@ -143,8 +143,8 @@ class ExplorerApp(pn.viewable.Viewer):
             return False
 
         def after_load() -> None:
-            # three turns of ~0.05-0.1 s each: the sidebar; the page's objects; their Bokeh
-            # models, sent (a change of an open session waits for one turn at most)
+            # three turns of ~0.1-0.2 s each (measured under load): the sidebar; the page's
+            # objects; their Bokeh models, sent, and the session's objects frozen
             for build in (self._make_sidebar, self._build_chosen_page, self._show_page_built):
                 self.admission.in_turn(doc, build)
 
