@@ -6,6 +6,7 @@ only the first time (or, for the memory trim, once per burst of ended sessions).
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 import threading
@@ -135,7 +136,6 @@ def freeze_long_lived() -> None:
     The young generations are collected first (a few ms), so no garbage is frozen.
     """
     global _frozen
-    import gc
 
     with _configure_lock:
         first, _frozen = not _frozen, True
@@ -167,7 +167,6 @@ def _collect_frozen() -> None:
     """One full collection over every object, the frozen ones too; the survivors are frozen
     again."""
     global _collect_pending
-    import gc
 
     _collect_pending = False
     gc.unfreeze()
@@ -188,8 +187,6 @@ def _trim_memory() -> None:
     if frozen:
         _collect_frozen()
     else:
-        import gc
-
         gc.collect()
     _compat.malloc_trim()
 
