@@ -328,6 +328,25 @@ def test_a_students_model_page_at_the_reveal_fits_and_shows_the_class_beside_the
     assert GuessBook.of(student).link is ClassLink.of(student)
 
 
+def test_a_student_opening_with_the_class_has_the_rounds_page_before_anything_is_built(
+        store, monkeypatch):
+    """A class opening its link together: each session's first document is the template and
+    a line, its sidebar and page follow in turns. The session joins the class while that
+    first document is made, so the line names the round's page and the turns build the
+    round's scenario with the truth hidden. (Joined by the sidebar's turn instead, the
+    round's scenario changed widgets BokehJS had not drawn yet: the page never came.)"""
+    from explorer.app.shell import ExplorerApp
+
+    teacher, _ = open_class(store, "negated_task")
+    monkeypatch.setattr(ExplorerApp, "_first_page_after_load", lambda self: True)
+    student = ExplorerState(class_code=ClassLink.of(teacher).code)
+    app = ExplorerApp(state=student)
+    assert not app.sidebar and not app._built                  # nothing built yet
+    assert (student.scenario, student.page) == ("negated_task", "shared_vs_separate")
+    assert student.hide_truth and "Shared vs separate" in app._coming.object
+    assert ClassLink.of(student).role == "student"
+
+
 def test_a_store_that_fails_is_said_once_not_at_every_check(store, monkeypatch):
     state, block = join(open_class(store)[1].link.code)
     said = len(state.notices)

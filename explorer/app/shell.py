@@ -11,6 +11,7 @@ import logging
 
 import panel as pn
 
+from explorer.app.class_link import ClassLink
 from explorer.app.components import ShownPageLayout
 from explorer.app.process import freeze_long_lived
 from explorer.app.sidebar import make_sidebar
@@ -61,6 +62,14 @@ class ExplorerApp(pn.viewable.Viewer):
         doc = pn.state.curdoc
         if served(doc):
             self.admission.admit(doc)
+        if self.state.class_code:
+            # A class's link: joined now, while the document is made (the store is read at
+            # once: no loop yet), so the round's scenario, page and hidden truth are the
+            # state's before anything is built or watched. Joined later (by the sidebar, built
+            # in a turn of its own when a class opens together), the round's scenario changed
+            # the sidebar's widgets in a message that reached the browser before BokehJS had
+            # drawn them: its Select threw, and the student's page never came.
+            ClassLink.of(self.state)
         self.state.param.watch(self._show_page, "page")
         # served while other sessions open: the first document is the template and this
         # line; the sidebar and the page follow once it is drawn
