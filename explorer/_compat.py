@@ -18,7 +18,8 @@ from contextlib import contextmanager
 
 __all__ = ["CLIENT_ONLY_SETV_JS", "SHOWN_PAGE_LAYOUT_ESM", "VIEW_ELEMENTS_JS",
            "background_periodic_callback", "bokeh_defaults_computed_once", "clear_type_cache",
-           "inline_stylesheet_updates", "limit_malloc_arenas", "malloc_trim", "send_at_once",
+           "inline_stylesheet_updates", "limit_malloc_arenas", "malloc_trim",
+           "mathjax_sent_only_for_math", "send_at_once",
            "style_new_flex_children", "template_root_forgotten_on_session_end",
            "theme_kept_on_pane_updates"]
 
@@ -165,6 +166,51 @@ def queued_writes_never_stranded() -> bool:
     panel_dispatch_msgs = original   # (Panel's own, for the test)
     dispatch_msgs._explorer_unstranded = True
     document._dispatch_msgs = dispatch_msgs
+    return True
+
+
+def mathjax_sent_only_for_math() -> bool:
+    """Send BokehJS's MathJax bundle (``bokeh-mathjax.min.js``, 1.8 MB) only to a page with
+    TeX to typeset (once per process; True when installed).
+
+    Panel 1.9.4 lists the bundle on a served page whenever one of the document's *roots* is
+    a Panel ``HTML`` model (``panel.io.resources._panel_use_mathjax``, added by
+    https://github.com/holoviz/panel/pull/8424 for Pyodide), and every template has one: its
+    empty ``js_area``. So each visitor of the app fetched and parsed 1.8 MB of JavaScript
+    (36% of the page's scripts; a class of thirty opening the link: 54 MB more over the
+    school's network) for no formula at all, and BokehJS ran the bundle's module while it
+    built the first document's views (~50 ms of the browser's critical path, profiled in
+    Chromium). Here the bundle goes to a page when one of its document's Panel ``HTML``
+    models (Markdown, HTML, Str panes) has math not disabled and a text with TeX in
+    Bokeh's own delimiters (``$$ $$``, ``\\[ \\]``, ``\\( \\)``: ``contains_tex_string``,
+    the rule Bokeh applies to its own models). BokehJS cannot load the bundle later anyway
+    (its MathJax provider is a singleton: https://github.com/holoviz/panel/issues/8176).
+
+    Waits for: a Panel release whose ``_panel_use_mathjax`` looks at the text of the
+    models, not their type (none filed; PR 8424's review discussed the check, not the
+    template's root): worth reporting. ``tests/test_compat.py`` fails when Panel stops
+    listing the bundle for a template without math, or renames the function.
+    """
+    from panel.io import resources
+
+    original = getattr(resources, "_panel_use_mathjax", None)
+    if original is None:
+        return False
+    if getattr(original, "__wrapped__", None) is not None:
+        return True   # already installed
+    from bokeh.embed.util import contains_tex_string
+    from panel.models.markup import HTML
+
+    def _panel_use_mathjax(roots) -> bool:
+        documents = {root.document for root in roots if root.document is not None}
+        models = ([model for document in documents for model in document.models] if documents
+                  else [model for root in roots for model in root.references()])
+        return any(isinstance(model, HTML) and not model.disable_math
+                   and isinstance(model.text, str) and contains_tex_string(model.text)
+                   for model in models)
+
+    _panel_use_mathjax.__wrapped__ = original
+    resources._panel_use_mathjax = _panel_use_mathjax
     return True
 
 

@@ -118,6 +118,8 @@ def configure_process() -> None:
     # a message Panel queued for a session's websocket is written, whatever the order in
     # which its writes finish (a class locking at once lost some "Locked at" otherwise)
     _compat.queued_writes_never_stranded()
+    # the 1.8 MB MathJax bundle only for a page with a formula (the app has none)
+    _compat.mathjax_sent_only_for_math()
 
 
 def freeze_long_lived() -> None:

@@ -43,8 +43,14 @@ def choose_dataset(page, name: str) -> None:
 
 
 def test_page_opens_titled(app_url, page):
+    scripts: list[str] = []
+    page.on("request", lambda request: scripts.append(request.url)
+            if request.resource_type == "script" else None)
     open_app(page, app_url)
     assert page.title() == "MTL Explorer"
+    # the app has no formula: no 1.8 MB MathJax bundle (_compat.mathjax_sent_only_for_math)
+    assert any("bokeh.min.js" in url for url in scripts), scripts
+    assert not any("bokeh-mathjax" in url for url in scripts), scripts
     assert page.get_by_text("MTL Explorer").first.is_visible()
     assert re.search(r"\d+ tasks", summary(page).inner_text())
 
