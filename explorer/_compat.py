@@ -180,11 +180,12 @@ def mathjax_sent_only_for_math() -> bool:
     (36% of the page's scripts; a class of thirty opening the link: 54 MB more over the
     school's network) for no formula at all. (On this machine's loopback the first render
     did not move: Outliers 2.28-2.56 s with the bundle, 2.28-2.49 s without, ``--handicap``
-    busy loop, two runs of five loads each; the gain is the bytes.) Here the bundle goes to a page when one of its document's Panel ``HTML``
-    models (Markdown, HTML, Str panes) has math not disabled and a text with TeX in
-    Bokeh's own delimiters (``$$ $$``, ``\\[ \\]``, ``\\( \\)``: ``contains_tex_string``,
-    the rule Bokeh applies to its own models). BokehJS cannot load the bundle later anyway
-    (its MathJax provider is a singleton: https://github.com/holoviz/panel/issues/8176).
+    busy loop, two runs of five loads each; the gain is the bytes.) Here the bundle goes to
+    a page when one of its document's Panel ``HTML`` models (Markdown, HTML, Str panes) has
+    math not disabled and a text with TeX in Bokeh's own delimiters (``$$ $$``, ``\\[ \\]``,
+    ``\\( \\)``: ``contains_tex_string``, the rule Bokeh applies to its own models). BokehJS
+    cannot load the bundle later anyway (its MathJax provider is a singleton:
+    https://github.com/holoviz/panel/issues/8176).
 
     Waits for: a Panel release whose ``_panel_use_mathjax`` looks at the text of the
     models, not their type (none filed; PR 8424's review discussed the check, not the
