@@ -349,6 +349,28 @@ def test_closing_stops_a_paused_worker_and_leaves_the_widgets_alone():
     assert runner.status == shown
 
 
+def test_pause_is_answered_before_the_last_frame_is_made():
+    """Served, a click on Pause sends "paused" in a message of its own; the run's newest
+    frame follows on the loop's next tick (making it cost the server tens of ms under load,
+    and the click waited for it)."""
+    rendered = []
+    runner = LiveFitRunner(job(FakeEstimator(n=400, delay=0.005)), rendered.append)
+    runner._speed.value = "unthrottled"
+    runner.session.run()
+    deadline = time.monotonic() + 10
+    while runner.session.version < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    ticks = []
+    runner.session.work.schedule = ticks.append    # the session's loop, held here
+    runner.pause()
+    assert "paused" in runner.status and rendered == [] and len(ticks) == 1
+    assert runner.session.wait(5)
+    ticks.pop()()                                  # the next tick: the last frame
+    assert rendered and rendered[-1].step == runner.session.latest().step
+    assert "paused" in runner.status
+    runner.close()
+
+
 def test_an_early_acknowledgement_books_the_next_frame_instead_of_waiting_for_a_tick(
         monkeypatch):
     """The browser drew a frame sooner than 1 / MAX_FPS after it went: the next frame is

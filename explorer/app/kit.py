@@ -260,7 +260,7 @@ class ModelPageView(pn.viewable.Viewer):
                                has_errors=lambda: self.outcome.shown is not None)
         self.fit = PageFit(state, page, self.params, render=self.flow.render,
                            finished=self._finished, cleared=self._cleared,
-                           on_stop=lambda: self.flow.catch_up(everything=True))
+                           on_stop=self._caught_up_next)
         self.params.param.watch(locked(self.fit.params_changed), public_parameters(self.params))
         self.runner = self.fit.runner
         self.flow.follow(self.runner)
@@ -351,6 +351,12 @@ class ModelPageView(pn.viewable.Viewer):
         for panel in self.panels:
             panel.fitted(estimator, result, self.fit.inputs)
             name_panes(panel.layout)
+
+    def _caught_up_next(self) -> None:
+        """The run stopped (paused, done, failed): the views skipped while off screen get its
+        last frame in the next message, after the one that says so (a click on Pause waited
+        for them: their heatmaps made and drawn before "paused" showed)."""
+        self.state.work.post("catch-up", lambda: self.flow.catch_up(everything=True))
 
     def _summarise(self) -> None:
         """The summary of the finished fit; its per-task errors join the page."""

@@ -332,7 +332,11 @@ class LiveFitRunner(pn.viewable.Viewer):
 
     def pause(self):
         self.session.pause()
-        self.poll()
+        # "paused" goes in a message of its own; the run's last frame (the newest snapshot,
+        # tens of ms of the server under load at Outliers) and the end of the poll follow
+        # on the next tick, so the click is answered first
+        self._update_status(state=self.session.state)
+        self.session.work.post("pause", self.poll)
 
     def stop(self):
         self.session.stop()
