@@ -356,7 +356,8 @@ class ModelPageView(pn.viewable.Viewer):
         """The run stopped (paused, done, failed): the views skipped while off screen get its
         last frame in the next message, after the one that says so (a click on Pause waited
         for them: their heatmaps made and drawn before "paused" showed)."""
-        self.state.work.post("catch-up", lambda: self.flow.catch_up(everything=True))
+        if self.flow.catching_up:
+            self.state.work.post("catch-up", lambda: self.flow.catch_up(everything=True))
 
     def _summarise(self) -> None:
         """The summary of the finished fit; its per-task errors join the page."""

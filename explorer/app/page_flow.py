@@ -293,6 +293,11 @@ class FigureFlow:
         with batched(pn.state.curdoc):
             self.catch_up()
 
+    @property
+    def catching_up(self) -> bool:
+        """Views skipped while off screen wait for the last frame (:meth:`catch_up`)."""
+        return bool(self._behind) and self._last_snapshot is not None
+
     def catch_up(self, *, everything: bool = False) -> None:
         """Draw the last frame's snapshot in the views skipped while off screen: those back
         in the viewport, or all of them (``everything``: the run stopped)."""
