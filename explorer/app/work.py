@@ -666,6 +666,9 @@ class Admission:
     answering : callable () -> bool
         True while an open session's answer is being made (default :func:`answering`, the
         process's sessions).
+    yield_s : float
+        Longest wait of a turn for ``answering`` to be False: opening sessions are not
+        starved by a class that keeps changing things.
     clock : callable () -> float
         Seconds, monotonic (a test passes a fake clock).
 
