@@ -5,7 +5,9 @@ the loop only dispatches)."""
 
 from __future__ import annotations
 
+import os
 import queue
+import sys
 import threading
 import time
 
@@ -15,6 +17,7 @@ import pytest
 
 from explorer.app.state import ExplorerState
 from explorer.app.work import (
+    BACKGROUND_NICENESS,
     LONG,
     TURNS,
     Admission,
@@ -23,6 +26,7 @@ from explorer.app.work import (
     after_this_paint,
     busy,
     locked,
+    start_thread,
 )
 from explorer.data import make_task_family
 from explorer.data.catalog import make_dataset
@@ -552,3 +556,37 @@ def test_without_a_loop_a_recurring_check_runs_now_and_on_each_check():
     assert isinstance(errors[0], ZeroDivisionError)
     with pytest.raises(ValueError, match="seconds"):
         service.every("k", 0, lambda: 1, seen.append)
+
+
+def _nice_of_a_fit_worker(service: WorkService) -> int:
+    seen = queue.Queue()
+    job = service.start("fit", lambda token: seen.put(
+        os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+    job.join(5)
+    return seen.get(timeout=5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="threads have nice values "
+                    "of their own on Linux only (elsewhere the call names a process)")
+def test_a_live_fit_runs_behind_the_loop_only_while_the_process_serves_others(monkeypatch):
+    """A visitor alone keeps their fit at full priority (its frames are their answer); once
+    the process serves other sessions too, a fit's worker runs behind the loop's answers
+    (its nice value the starter's plus BACKGROUND_NICENESS, capped at 19), and the starting
+    thread keeps its own. The warm-up's thread always runs behind."""
+    import weakref
+
+    monkeypatch.setattr("explorer.app.work._serving", weakref.WeakSet())  # other tests' gone
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    behind = min(19, mine + BACKGROUND_NICENESS)
+    alone = WorkService.for_document(ServedDoc())
+    assert _nice_of_a_fit_worker(alone) == mine
+    other = WorkService.for_document(ServedDoc())
+    assert _nice_of_a_fit_worker(alone) == behind
+    other.close()                                  # the other session ended
+    assert _nice_of_a_fit_worker(alone) == mine
+    alone.close()
+    seen = []
+    start_thread(lambda: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())),
+                 "explorer-warm-up", behind=True).join(5)
+    assert seen == [behind]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine

@@ -265,7 +265,7 @@ def warm_up_kernels(*, wait: bool = False) -> threading.Thread:
             _say(f"kernels compiled and pages warm in {time.perf_counter() - started:.1f} s.")
 
         _say(WARM_UP_STARTED)
-        _warm_up = start_thread(run, "explorer-warm-up")
+        _warm_up = start_thread(run, "explorer-warm-up", behind=True)
     if wait:
         _warm_up.join()
     return _warm_up
