@@ -565,7 +565,7 @@ async def main_async(args) -> dict:
         await asyncio.sleep(args.after if args.warm_up > 0 else args.settle)
         # the server warms its compiled kernels up at start (every process, off the event
         # loop): "before" is taken once that is done, or the warm-up's memory counts as load
-        quiet_s = await wait_until_idle(proc, limit_s=180.0)
+        quiet_s = await wait_until_idle(proc, limit_s=args.quiet_limit)
         memory_before = server_rss_mb(proc)
         stats = new_stats()
         samples: list[float] = []
@@ -1015,6 +1015,9 @@ def main(argv=None) -> None:
     parser.add_argument("--after", type=float, default=60.0,
                         help="seconds after every client closed before memory_after (default 60)")
     parser.add_argument("--settle", type=float, default=5.0)
+    parser.add_argument("--quiet-limit", type=float, default=180.0,
+                        help="longest wait (s) for the server to go idle before 'memory "
+                             "before' (its kernels' warm-up; default 180; 0: no wait)")
     parser.add_argument("--warm-up", type=float, default=20.0,
                         help="s of a warm-up load (6 sessions a process, 2 fitting) before "
                              "'memory before' (0: one default session instead: none)")

@@ -37,8 +37,10 @@ if [ "${LOWEST:-1}" != "0" ]; then
     .venv-lowest/bin/python -m pip install -q --upgrade pip
     .venv-lowest/bin/python -m pip install -q -c .venv-lowest/constraints.txt -e ".[test]"
     echo "== the non-browser suite at the lowest declared versions: $(tr '\n' ' ' < .venv-lowest/constraints.txt)"
-    .venv-lowest/bin/python -m pytest -m "not ui" -q -p no:cacheprovider || status=$?
+    .venv-lowest/bin/python -m pytest -m "not ui" -n 2 -q -p no:cacheprovider || status=$?
     echo "== the whole suite at the installed versions"
 fi
-.venv/bin/python -m pytest "$@" || status=$?
+# On both cores (pytest-xdist): the browser tests on one worker, one after another (one served
+# app and one Chromium at a time; tests/ui/conftest.py groups them), the rest spread over both.
+.venv/bin/python -m pytest -n 2 --dist loadgroup "$@" || status=$?
 exit "$status"

@@ -505,14 +505,9 @@ class WorkService(_RecurringChecks, _Posts):
         """Run ``run(token)`` on a thread of its own, served or not (a live fit's worker,
         parked while paused). A newer job under ``key`` cancels this one's token.
 
-        While the process serves other sessions too, the thread runs behind the event
-        loop's answers (:func:`start_thread`'s ``behind``): one session's live fit does not
-        slow a class's changes, and its frames, made on the loop, come sooner too. Measured
-        (``bench_load.py --sessions 30 --num-procs 2 --burst 30 --handicap 1 --duration 60``,
-        5 sessions fitting; benchmarks/RESULTS.md): the changes' p95 1.3-1.8 s with it, 2.4-3.4
-        s without (with pages lost in 30 s), the fitters' frames 4.3-7.9 /s against 1.8-3.2. A
-        visitor alone keeps the fit at full priority: there its frames are the answer (the
-        Outliers page gave 8.3 live frames /s behind, 11.9 not, ``bench_app.py --handicap 1``).
+        While the process serves other sessions too, the thread runs behind the loop's
+        answers (``start_thread(behind=True)``): a class's changes go first (measured in
+        benchmarks/RESULTS.md). A visitor alone keeps full priority: the frames are theirs.
         """
         token = Token()
         with self._lock:
