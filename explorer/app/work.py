@@ -47,9 +47,8 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["BACKGROUND_NICENESS", "LONG", "QUICK", "TURNS", "Admission", "Cancelled", "Job",
-           "Token", "WorkService",
-           "after_this_paint", "answering", "batched", "busy", "can_poll", "in_notebook_kernel",
-           "locked", "on_loop", "served", "start_thread"]
+           "Token", "WorkService", "after_this_paint", "answering", "batched", "busy",
+           "can_poll", "in_notebook_kernel", "locked", "on_loop", "served", "start_thread"]
 
 log = logging.getLogger(__name__)
 
