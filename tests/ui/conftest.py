@@ -255,11 +255,3 @@ def new_page(browser, watch_console):
 def page(new_page):
     return new_page()
 
-
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``-n 2 --dist loadgroup``, as tests/run.sh runs the suite) every
-    browser test goes to one worker, one after another (one served app and one Chromium at
-    a time, as on a user's machine), while the other worker takes the rest."""
-    for item in items:
-        if item.get_closest_marker("ui") is not None:
-            item.add_marker(pytest.mark.xdist_group("browser"))
