@@ -254,4 +254,3 @@ def new_page(browser, watch_console):
 @pytest.fixture
 def page(new_page):
     return new_page()
-
